@@ -1,0 +1,71 @@
+//! Loading and parsing many inputs in parallel, with deterministic results.
+//!
+//! Files are mapped and parsed on the rayon pool; results are collected in input
+//! order and diagnostics are sorted, so the outcome does not depend on the number of
+//! threads or on scheduling.
+
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::input::read_path;
+use crate::ir::Module;
+use crate::parse::parse_module;
+use crate::source::{SourceFile, SourceMap};
+
+/// Parsed inputs: the source map, one module per loaded file (in input order), and
+/// every diagnostic, sorted.
+pub struct ParsedInputs {
+    /// The loaded files.
+    pub sources: SourceMap,
+    /// One module per file in `sources`, same order.
+    pub modules: Vec<Module>,
+    /// Load errors and parse errors of all files, sorted.
+    pub diagnostics: Diagnostics,
+}
+
+/// Maps and parses `paths` in parallel. A file that cannot be read is reported as
+/// an error and left out; every other file is parsed even if some fail.
+pub fn parse_files(paths: &[PathBuf]) -> ParsedInputs {
+    let loaded: Vec<_> = paths.par_iter().map(|p| read_path(p)).collect();
+    let mut sources = SourceMap::new();
+    let mut diagnostics = Diagnostics::new();
+    for (path, result) in paths.iter().zip(loaded) {
+        match result {
+            Ok(bytes) => {
+                sources.add(SourceFile::new(
+                    path.display().to_string(),
+                    Some(path.clone()),
+                    bytes,
+                ));
+            }
+            Err(e) => diagnostics.push(Diagnostic::global_error(e.to_string())),
+        }
+    }
+    let (modules, parse_diags) = parse_sources(&sources);
+    diagnostics.extend(parse_diags);
+    diagnostics.sort();
+    ParsedInputs {
+        sources,
+        modules,
+        diagnostics,
+    }
+}
+
+/// Parses every file of `sources` in parallel; modules come back in file order.
+pub fn parse_sources(sources: &SourceMap) -> (Vec<Module>, Diagnostics) {
+    let files: Vec<_> = sources.files().collect();
+    let parsed: Vec<_> = files
+        .par_iter()
+        .map(|&(id, f)| parse_module(id, f.bytes()))
+        .collect();
+    let mut diagnostics = Diagnostics::new();
+    let mut modules = Vec::with_capacity(parsed.len());
+    for p in parsed {
+        diagnostics.extend(p.diagnostics);
+        modules.push(p.module);
+    }
+    diagnostics.sort();
+    (modules, diagnostics)
+}

@@ -1,0 +1,594 @@
+//! The front end's IR: one [`Module`] per input file.
+//!
+//! The IR is shallow and lossless. It records module-scope structure (header
+//! directives, variables, functions, debug sections) with byte spans into the
+//! source, keeps function bodies as token ranges, and lists every module-scope symbol
+//! and every place that refers to one. The source bytes themselves are not stored here
+//! (they stay in the [`crate::source::SourceMap`]); everything is a span into them.
+
+use crate::lexer::Token;
+use crate::source::{FileId, Span};
+
+/// Index of an [`Item`] in [`Module::items`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ItemId(pub u32);
+
+/// Index of a [`Symbol`] in [`Module::symbols`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymbolId(pub u32);
+
+/// Half-open range of indices into [`Module::tokens`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TokenRange {
+    /// First token index.
+    pub start: u32,
+    /// One past the last token index.
+    pub end: u32,
+}
+
+impl TokenRange {
+    /// The indices as a `usize` range.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// One parsed input file.
+#[derive(Debug)]
+pub struct Module {
+    /// The file this module was parsed from.
+    pub file: FileId,
+    /// All tokens of the file.
+    pub tokens: Vec<Token>,
+    /// All comment spans of the file.
+    pub comments: Vec<Span>,
+    /// Module-scope items in source order. Their spans do not overlap, and the bytes
+    /// between them are whitespace and comments only.
+    pub items: Vec<Item>,
+    /// `.version`, `.target` and `.address_size`, when present.
+    pub header: Header,
+    /// Module-scope symbols, in order of first declaration.
+    pub symbols: Vec<Symbol>,
+    /// Every reference to a module-scope symbol, sorted by span.
+    pub references: Vec<Reference>,
+}
+
+/// The module header.
+#[derive(Clone, Debug, Default)]
+pub struct Header {
+    /// `.version major.minor`.
+    pub version: Option<Version>,
+    /// `.target ...`.
+    pub target: Option<Target>,
+    /// `.address_size 32|64`, with the span of the number.
+    pub address_size: Option<(u32, Span)>,
+}
+
+impl Header {
+    /// The effective address size: PTX says a module without `.address_size` is 32-bit.
+    pub fn address_bits(&self) -> u32 {
+        self.address_size.map_or(32, |(bits, _)| bits)
+    }
+}
+
+/// A `.version` number.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    /// Major version.
+    pub major: u32,
+    /// Minor version.
+    pub minor: u32,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// Texture mode option of `.target`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TexMode {
+    /// `texmode_unified` (the default).
+    Unified,
+    /// `texmode_independent`.
+    Independent,
+}
+
+/// A `.target` directive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The architecture, e.g. `sm_80`, `sm_90a`; `None` if only options were given.
+    pub arch: Option<Arch>,
+    /// `texmode_*`, if given.
+    pub texmode: Option<TexMode>,
+    /// `map_f64_to_f32` given.
+    pub map_f64_to_f32: bool,
+    /// `debug` given.
+    pub debug: bool,
+    /// The whole directive.
+    pub span: Span,
+}
+
+/// An `sm_NN[a|f]` architecture.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Arch {
+    /// The number: 80 for `sm_80`.
+    pub sm: u32,
+    /// `a` or `f` for arch- or family-specific targets.
+    pub suffix: Option<u8>,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A module-scope item.
+#[derive(Clone, Debug)]
+pub struct Item {
+    /// From the first token through the terminating `;` or `}`.
+    pub span: Span,
+    /// The tokens of the item.
+    pub tokens: TokenRange,
+    /// What it is.
+    pub kind: ItemKind,
+}
+
+/// The kinds of module-scope item.
+#[derive(Clone, Debug)]
+pub enum ItemKind {
+    /// `.version`.
+    Version,
+    /// `.target`.
+    Target,
+    /// `.address_size`.
+    AddressSize,
+    /// `.file N "name" [, timestamp, size]`.
+    File(FileDirective),
+    /// `.loc` at module scope.
+    Loc,
+    /// `.pragma "..." [, "..."];`.
+    Pragma,
+    /// `.alias alias, aliasee;`.
+    Alias {
+        /// The alias name.
+        alias: Span,
+        /// The aliased function.
+        aliasee: Span,
+    },
+    /// `.section name { ... }` (DWARF data).
+    Section(Section),
+    /// A variable declaration or definition (one or more declarators).
+    Variable(VarDecl),
+    /// A `.func` or `.entry` declaration or definition.
+    Function(FuncDecl),
+    /// Tokens that could not be parsed; a diagnostic was reported.
+    Error,
+}
+
+/// `.file` directive.
+#[derive(Clone, Debug)]
+pub struct FileDirective {
+    /// The file index.
+    pub index: u32,
+    /// Span of the index number.
+    pub index_span: Span,
+    /// Span of the quoted name.
+    pub name: Span,
+}
+
+/// A debug `.section`.
+#[derive(Clone, Debug)]
+pub struct Section {
+    /// Span of the section name (`.debug_info`).
+    pub name: Span,
+    /// Labels defined in the section, by name span.
+    pub labels: Vec<Span>,
+    /// Spans of section names used as data (`.b32 .debug_abbrev`).
+    pub section_refs: Vec<Span>,
+    /// Spans of identifiers used as data (labels, symbols).
+    pub ident_refs: Vec<Span>,
+}
+
+/// Linkage directive.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Linkage {
+    /// No linkage directive: module-local.
+    Local,
+    /// `.extern`: an import.
+    Extern,
+    /// `.visible`: a strong definition.
+    Visible,
+    /// `.weak`: a weak definition.
+    Weak,
+    /// `.common`: a tentative definition.
+    Common,
+}
+
+impl Linkage {
+    /// The directive as written, or `""` for module-local.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Linkage::Local => "",
+            Linkage::Extern => ".extern",
+            Linkage::Visible => ".visible",
+            Linkage::Weak => ".weak",
+            Linkage::Common => ".common",
+        }
+    }
+}
+
+/// State spaces.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StateSpace {
+    /// `.reg`.
+    Reg,
+    /// `.sreg`.
+    Sreg,
+    /// `.const`.
+    Const,
+    /// `.global`.
+    Global,
+    /// `.local`.
+    Local,
+    /// `.param`.
+    Param,
+    /// `.shared`.
+    Shared,
+    /// `.tex`.
+    Tex,
+}
+
+impl StateSpace {
+    /// Parses a state-space directive (`.global`, ...).
+    pub fn from_directive(text: &[u8]) -> Option<StateSpace> {
+        Some(match text {
+            b".reg" => StateSpace::Reg,
+            b".sreg" => StateSpace::Sreg,
+            b".const" => StateSpace::Const,
+            b".global" => StateSpace::Global,
+            b".local" => StateSpace::Local,
+            b".param" => StateSpace::Param,
+            b".shared" => StateSpace::Shared,
+            b".tex" => StateSpace::Tex,
+            _ => return None,
+        })
+    }
+
+    /// The directive as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateSpace::Reg => ".reg",
+            StateSpace::Sreg => ".sreg",
+            StateSpace::Const => ".const",
+            StateSpace::Global => ".global",
+            StateSpace::Local => ".local",
+            StateSpace::Param => ".param",
+            StateSpace::Shared => ".shared",
+            StateSpace::Tex => ".tex",
+        }
+    }
+}
+
+/// Classes of fundamental types (PTX ISA 5.2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TypeClass {
+    /// `.bN`: untyped bits.
+    Bits,
+    /// `.uN`.
+    Unsigned,
+    /// `.sN`.
+    Signed,
+    /// `.fN`, `.f16x2`.
+    Float,
+    /// `.bf16`, `.bf16x2`.
+    BFloat,
+    /// `.tf32`, `.e4m3`, `.e5m2` and other alternate float formats.
+    AltFloat,
+    /// `.pred`.
+    Pred,
+    /// `.texref`.
+    TexRef,
+    /// `.samplerref`.
+    SamplerRef,
+    /// `.surfref`.
+    SurfRef,
+}
+
+/// A fundamental or opaque type.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Type {
+    /// The class.
+    pub class: TypeClass,
+    /// Size in bits (0 for opaque types, 1 for `.pred`).
+    pub bits: u16,
+}
+
+impl Type {
+    /// Parses a type directive (`.u32`, `.f16x2`, `.texref`, ...).
+    pub fn from_directive(text: &[u8]) -> Option<Type> {
+        use TypeClass::*;
+        let t = |class, bits| Some(Type { class, bits });
+        match text {
+            b".b8" => t(Bits, 8),
+            b".b16" => t(Bits, 16),
+            b".b32" => t(Bits, 32),
+            b".b64" => t(Bits, 64),
+            b".b128" => t(Bits, 128),
+            b".u8" => t(Unsigned, 8),
+            b".u16" => t(Unsigned, 16),
+            b".u32" => t(Unsigned, 32),
+            b".u64" => t(Unsigned, 64),
+            b".s8" => t(Signed, 8),
+            b".s16" => t(Signed, 16),
+            b".s32" => t(Signed, 32),
+            b".s64" => t(Signed, 64),
+            b".f16" => t(Float, 16),
+            b".f16x2" => t(Float, 32),
+            b".f32" => t(Float, 32),
+            b".f64" => t(Float, 64),
+            b".bf16" => t(BFloat, 16),
+            b".bf16x2" => t(BFloat, 32),
+            b".tf32" => t(AltFloat, 32),
+            b".e4m3" | b".e5m2" | b".e2m3" | b".e3m2" | b".ue8m0" => t(AltFloat, 8),
+            b".e4m3x2" | b".e5m2x2" | b".e2m3x2" | b".e3m2x2" | b".ue8m0x2" => t(AltFloat, 16),
+            b".e2m1" => t(AltFloat, 4),
+            b".e2m1x2" => t(AltFloat, 8),
+            b".pred" => t(Pred, 1),
+            b".texref" => t(TexRef, 0),
+            b".samplerref" => t(SamplerRef, 0),
+            b".surfref" => t(SurfRef, 0),
+            _ => None,
+        }
+    }
+
+    /// True for `.texref`, `.samplerref`, `.surfref`.
+    pub fn is_opaque(self) -> bool {
+        matches!(
+            self.class,
+            TypeClass::TexRef | TypeClass::SamplerRef | TypeClass::SurfRef
+        )
+    }
+}
+
+/// `.ptr` attributes of a kernel parameter: `.ptr [.space] [.align N]`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PtrAttr {
+    /// The pointed-to state space, if given.
+    pub space: Option<StateSpace>,
+    /// The pointed-to alignment, if given.
+    pub align: Option<u32>,
+}
+
+/// Type and layout of a variable or parameter (everything before its name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeSpec {
+    /// The state space.
+    pub space: StateSpace,
+    /// `.align N`.
+    pub align: Option<u32>,
+    /// `.v2`, `.v4`, `.v8`: the element count.
+    pub vector: Option<u8>,
+    /// The element type.
+    pub ty: Type,
+    /// `.ptr` attributes (kernel parameters).
+    pub ptr: Option<PtrAttr>,
+    /// `.attribute(.managed)` given.
+    pub managed: bool,
+    /// Span of the type directive.
+    pub ty_span: Span,
+}
+
+/// One declared name with its array dimensions and initializer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declarator {
+    /// The name.
+    pub name: Span,
+    /// Array dimensions; `None` for `[]`.
+    pub dims: Vec<Option<u64>>,
+    /// Parameterized register count (`%r<100>`), function scope only.
+    pub reg_count: Option<u32>,
+    /// The initializer after `=`, if any.
+    pub init: Option<Initializer>,
+}
+
+impl Declarator {
+    /// True for a scalar (no array dimensions).
+    pub fn is_scalar(&self) -> bool {
+        self.dims.is_empty()
+    }
+
+    /// The number of elements, if every dimension is known (1 for scalars).
+    pub fn element_count(&self) -> Option<u64> {
+        self.dims
+            .iter()
+            .try_fold(1u64, |acc, d| d.and_then(|d| acc.checked_mul(d)))
+    }
+}
+
+/// A variable initializer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Initializer {
+    /// From the first token after `=` through the last token before `;`.
+    pub span: Span,
+    /// Spans of identifiers that name symbols (`x`, `generic(x)`, `x+8`).
+    pub symbol_refs: Vec<Span>,
+}
+
+/// A variable declaration or definition.
+#[derive(Clone, Debug)]
+pub struct VarDecl {
+    /// Linkage directive.
+    pub linkage: Linkage,
+    /// Type and layout.
+    pub spec: TypeSpec,
+    /// The declared names (PTX allows `a, b, c`).
+    pub declarators: Vec<Declarator>,
+}
+
+/// `.func` or `.entry`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FuncKind {
+    /// A device function.
+    Func,
+    /// A kernel.
+    Entry,
+}
+
+/// A parameter (or return parameter) of a function or prototype.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// Type and layout (`space` is `.param` or `.reg`).
+    pub spec: TypeSpec,
+    /// Name, dimensions.
+    pub decl: Declarator,
+    /// Whole parameter.
+    pub span: Span,
+}
+
+/// A performance-tuning or other attribute directive between signature and body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuncDirective {
+    /// The directive name span (`.maxntid`).
+    pub name: Span,
+    /// Numeric arguments.
+    pub args: Vec<u64>,
+    /// Whole directive.
+    pub span: Span,
+}
+
+/// A function signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    /// Return parameters; `None` when no return list was written.
+    pub returns: Option<Vec<Param>>,
+    /// Parameters; `None` when no parameter list was written (GCC writes `f;`).
+    pub params: Option<Vec<Param>>,
+}
+
+/// A `.func` or `.entry` declaration or definition.
+#[derive(Clone, Debug)]
+pub struct FuncDecl {
+    /// Linkage directive.
+    pub linkage: Linkage,
+    /// `.func` or `.entry`.
+    pub kind: FuncKind,
+    /// The name.
+    pub name: Span,
+    /// Return and parameter lists.
+    pub signature: Signature,
+    /// `.maxntid`, `.noreturn`, `.pragma`, ...
+    pub directives: Vec<FuncDirective>,
+    /// The body, for definitions.
+    pub body: Option<Body>,
+}
+
+/// A function body.
+#[derive(Clone, Debug)]
+pub struct Body {
+    /// From `{` through `}`.
+    pub span: Span,
+    /// The tokens from `{` through `}`.
+    pub tokens: TokenRange,
+}
+
+/// What a module-scope symbol is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SymbolKind {
+    /// `.func`.
+    Function,
+    /// `.entry`.
+    Entry,
+    /// A variable in any state space.
+    Variable,
+    /// A label defined inside a debug `.section`.
+    SectionLabel,
+    /// A label defined in a function body and referred to from module scope (DWARF).
+    BodyLabel,
+}
+
+/// Where a symbol is declared.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Decl {
+    /// The declaring item.
+    pub item: ItemId,
+    /// The name token in it.
+    pub name: Span,
+    /// Which declarator of a variable item (0 otherwise).
+    pub declarator: u32,
+    /// True for a definition (a function with a body, a non-`.extern` variable, a label).
+    pub is_definition: bool,
+}
+
+/// A module-scope symbol.
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    /// The name as it appears (the first declaration's name token).
+    pub name: Span,
+    /// What it is.
+    pub kind: SymbolKind,
+    /// Linkage: the definition's, else the first declaration's.
+    pub linkage: Linkage,
+    /// State space for variables (`None` for functions and labels).
+    pub space: Option<StateSpace>,
+    /// Every declaration, in source order.
+    pub decls: Vec<Decl>,
+}
+
+impl Symbol {
+    /// The defining declaration, if any.
+    pub fn definition(&self) -> Option<&Decl> {
+        self.decls.iter().find(|d| d.is_definition)
+    }
+}
+
+/// What kind of use a reference is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RefKind {
+    /// The callee of a `call` instruction.
+    Call,
+    /// Any other instruction operand (address taken, loaded, stored, texture...).
+    Operand,
+    /// A name in a `.calltargets` list.
+    CallTarget,
+    /// A name in a variable initializer.
+    Initializer,
+    /// A name in an `.alias` directive.
+    Alias,
+    /// `function_name` label of a `.loc` directive.
+    DebugLoc,
+    /// A label or symbol used as data in a debug `.section`.
+    Dwarf,
+}
+
+/// One use of a module-scope symbol.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    /// The identifier token.
+    pub span: Span,
+    /// The symbol it names.
+    pub symbol: SymbolId,
+    /// The item it occurs in.
+    pub item: ItemId,
+    /// What kind of use.
+    pub kind: RefKind,
+}
+
+impl Module {
+    /// The symbol with id `id`.
+    pub fn symbol(&self, id: SymbolId) -> &Symbol {
+        &self.symbols[id.0 as usize]
+    }
+
+    /// The item with id `id`.
+    pub fn item(&self, id: ItemId) -> &Item {
+        &self.items[id.0 as usize]
+    }
+
+    /// All symbols with their ids.
+    pub fn symbols_with_ids(&self) -> impl Iterator<Item = (SymbolId, &Symbol)> {
+        self.symbols
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (SymbolId(i as u32), s))
+    }
+
+    /// The tokens of `range`.
+    pub fn tokens_in(&self, range: TokenRange) -> &[Token] {
+        &self.tokens[range.range()]
+    }
+}

@@ -1,0 +1,473 @@
+//! Byte-level lexer for PTX.
+//!
+//! PTX is ASCII; the lexer works on bytes and never validates UTF-8. Whitespace and
+//! comments are trivia: they produce no token, but block and line comments are
+//! remembered (producers hide meaning in them, e.g. GCC's `//:FUNC_MAP "name"`).
+//! Every byte of the input is either inside a token, inside a comment, or whitespace,
+//! so the token spans plus the gaps between them reproduce the file exactly.
+//!
+//! Lexing never fails: a bad byte or a malformed literal is reported as a diagnostic
+//! and lexed as an [`TokenKind::Error`] token, so the parser can go on.
+
+use crate::diag::Diagnostic;
+use crate::source::{FileId, Span};
+
+/// What a token is. The token's text is always its span in the source.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum TokenKind {
+    /// An identifier: `[a-zA-Z][a-zA-Z0-9_$]*` or `[_$%][a-zA-Z0-9_$]*`.
+    Ident,
+    /// A dot word: `.version`, `.u32`, `.global`, and opcode suffixes like `.2d`.
+    Directive,
+    /// An integer literal (decimal, hex, octal, binary; optional `U`).
+    Int,
+    /// A float literal: decimal (`1.5`, `2e3`) or exact hex (`0f3F800000`, `0d...`).
+    Float,
+    /// A string literal, quotes included.
+    String,
+    /// Punctuation or an operator of one or two bytes.
+    Punct,
+    /// Bytes that form no valid token; a diagnostic was reported for them.
+    Error,
+}
+
+/// One token: kind and byte span.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    /// What it is.
+    pub kind: TokenKind,
+    /// First byte.
+    pub lo: u32,
+    /// One past the last byte.
+    pub hi: u32,
+}
+
+impl Token {
+    /// The token's span.
+    pub fn span(self) -> Span {
+        Span::new(self.lo, self.hi)
+    }
+
+    /// The token's bytes in `src`.
+    pub fn text(self, src: &[u8]) -> &[u8] {
+        &src[self.lo as usize..self.hi as usize]
+    }
+}
+
+/// The lexer's output for one file.
+#[derive(Debug, Default)]
+pub struct Lexed {
+    /// All tokens in source order.
+    pub tokens: Vec<Token>,
+    /// Spans of all comments, in source order.
+    pub comments: Vec<Span>,
+    /// Lexical errors, in source order.
+    pub errors: Vec<Diagnostic>,
+}
+
+// Byte classes, looked up through one table so the hot loop does one load per byte.
+const WS: u8 = 1; // whitespace
+const ID_START: u8 = 2; // [a-zA-Z]
+const ID_PREFIX: u8 = 4; // [_$%]
+const FOLLOW: u8 = 8; // [a-zA-Z0-9_$]
+const DIGIT: u8 = 16; // [0-9]
+const HEX: u8 = 32; // [0-9a-fA-F]
+
+const fn class_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let mut c = 0;
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            c |= WS;
+        }
+        if b.is_ascii_alphabetic() {
+            c |= ID_START | FOLLOW;
+        }
+        if matches!(b, b'_' | b'$' | b'%') {
+            c |= ID_PREFIX;
+        }
+        if matches!(b, b'_' | b'$') || b.is_ascii_digit() {
+            c |= FOLLOW;
+        }
+        if b.is_ascii_digit() {
+            c |= DIGIT;
+        }
+        if b.is_ascii_hexdigit() {
+            c |= HEX;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+}
+
+static CLASS: [u8; 256] = class_table();
+
+#[inline]
+fn is(b: u8, class: u8) -> bool {
+    CLASS[b as usize] & class != 0
+}
+
+/// Lexes `src` (the bytes of `file`). `src.len()` must fit in `u32`.
+pub fn lex(file: FileId, src: &[u8]) -> Lexed {
+    let mut lx = Lexer {
+        file,
+        src,
+        pos: 0,
+        out: Lexed {
+            // PTX averages roughly one token per 4-5 bytes.
+            tokens: Vec::with_capacity(src.len() / 4 + 16),
+            ..Lexed::default()
+        },
+    };
+    lx.run();
+    lx.out
+}
+
+struct Lexer<'a> {
+    file: FileId,
+    src: &'a [u8],
+    pos: usize,
+    out: Lexed,
+}
+
+impl Lexer<'_> {
+    fn peek(&self, ahead: usize) -> u8 {
+        self.src.get(self.pos + ahead).copied().unwrap_or(0)
+    }
+
+    fn push(&mut self, kind: TokenKind, lo: usize) {
+        self.out.tokens.push(Token {
+            kind,
+            lo: lo as u32,
+            hi: self.pos as u32,
+        });
+    }
+
+    fn error(&mut self, lo: usize, hi: usize, msg: impl Into<String>) {
+        self.out.errors.push(Diagnostic::error(
+            self.file,
+            Span::new(lo as u32, hi as u32),
+            msg,
+        ));
+    }
+
+    fn eat_while(&mut self, class: u8) {
+        while self.pos < self.src.len() && is(self.src[self.pos], class) {
+            self.pos += 1;
+        }
+    }
+
+    fn run(&mut self) {
+        let len = self.src.len();
+        while self.pos < len {
+            let b = self.src[self.pos];
+            let lo = self.pos;
+            if is(b, WS) {
+                self.pos += 1;
+                self.eat_while(WS);
+            } else if is(b, ID_START) {
+                self.pos += 1;
+                self.eat_while(FOLLOW);
+                self.push(TokenKind::Ident, lo);
+            } else if is(b, ID_PREFIX) {
+                self.pos += 1;
+                if b == b'%' && !is(self.peek(0), FOLLOW) {
+                    // A lone `%` is the remainder operator.
+                    self.push(TokenKind::Punct, lo);
+                } else {
+                    self.eat_while(FOLLOW);
+                    self.push(TokenKind::Ident, lo);
+                }
+            } else if is(b, DIGIT) {
+                self.number();
+            } else if b == b'.' {
+                self.pos += 1;
+                if is(self.peek(0), FOLLOW) {
+                    self.eat_while(FOLLOW);
+                    self.push(TokenKind::Directive, lo);
+                } else {
+                    self.push(TokenKind::Punct, lo);
+                }
+            } else if b == b'/' && self.peek(1) == b'/' {
+                let end = memchr_newline(&self.src[lo..]).map_or(len, |i| lo + i);
+                self.pos = end;
+                self.out.comments.push(Span::new(lo as u32, end as u32));
+            } else if b == b'/' && self.peek(1) == b'*' {
+                self.block_comment();
+            } else if b == b'"' {
+                self.string();
+            } else if b.is_ascii_punctuation() {
+                self.pos += 1;
+                let next = self.peek(0);
+                let two = matches!(
+                    (b, next),
+                    (b'<', b'<')
+                        | (b'>', b'>')
+                        | (b'&', b'&')
+                        | (b'|', b'|')
+                        | (b'=', b'=')
+                        | (b'!', b'=')
+                        | (b'<', b'=')
+                        | (b'>', b'=')
+                );
+                if two {
+                    self.pos += 1;
+                }
+                self.push(TokenKind::Punct, lo);
+            } else {
+                // Non-ASCII or control byte outside comments and strings. Swallow a run
+                // of them so one stray UTF-8 character gives one error.
+                self.pos += 1;
+                while self.pos < len && !self.src[self.pos].is_ascii() {
+                    self.pos += 1;
+                }
+                let msg = if b.is_ascii() {
+                    format!("unexpected control byte 0x{b:02X} outside a comment or string")
+                } else {
+                    format!(
+                        "non-ASCII byte 0x{b:02X} outside a comment or string; \
+                         PTX source must be ASCII"
+                    )
+                };
+                self.error(lo, self.pos, msg);
+                self.push(TokenKind::Error, lo);
+            }
+        }
+    }
+
+    fn block_comment(&mut self) {
+        let lo = self.pos;
+        let body = &self.src[lo + 2..];
+        match body.windows(2).position(|w| w == b"*/") {
+            Some(i) => self.pos = lo + 2 + i + 2,
+            None => {
+                self.pos = self.src.len();
+                self.error(lo, lo + 2, "unterminated block comment");
+            }
+        }
+        self.out
+            .comments
+            .push(Span::new(lo as u32, self.pos as u32));
+    }
+
+    fn string(&mut self) {
+        let lo = self.pos;
+        self.pos += 1;
+        loop {
+            match self.src.get(self.pos) {
+                None | Some(b'\n') => {
+                    self.error(lo, lo + 1, "unterminated string literal");
+                    self.push(TokenKind::Error, lo);
+                    return;
+                }
+                Some(b'"') => {
+                    self.pos += 1;
+                    self.push(TokenKind::String, lo);
+                    return;
+                }
+                Some(b'\\') => self.pos += 2.min(self.src.len() - self.pos),
+                Some(_) => self.pos += 1,
+            }
+        }
+    }
+
+    fn number(&mut self) {
+        let lo = self.pos;
+        let b0 = self.src[lo];
+        let b1 = self.peek(1);
+        let kind = if b0 == b'0' && matches!(b1, b'x' | b'X') {
+            self.pos += 2;
+            self.digits(lo, HEX, "hexadecimal", TokenKind::Int)
+        } else if b0 == b'0' && matches!(b1, b'b' | b'B') {
+            self.pos += 2;
+            let start = self.pos;
+            while matches!(self.peek(0), b'0' | b'1') {
+                self.pos += 1;
+            }
+            if self.pos == start {
+                self.bad_literal(lo, "binary literal `0b` needs at least one binary digit")
+            } else {
+                self.suffix_u();
+                TokenKind::Int
+            }
+        } else if b0 == b'0' && matches!(b1, b'f' | b'F' | b'd' | b'D') {
+            self.pos += 2;
+            let start = self.pos;
+            self.eat_while(HEX);
+            let want = if matches!(b1, b'f' | b'F') { 8 } else { 16 };
+            if self.pos - start != want {
+                let what = if want == 8 { "single" } else { "double" };
+                let msg = format!(
+                    "{what}-precision hex float `0{}` needs exactly {want} hex digits, found {}",
+                    b1 as char,
+                    self.pos - start
+                );
+                self.bad_literal(lo, &msg)
+            } else {
+                TokenKind::Float
+            }
+        } else {
+            self.eat_while(DIGIT);
+            let mut float = false;
+            if self.peek(0) == b'.' && is(self.peek(1), DIGIT) {
+                float = true;
+                self.pos += 1;
+                self.eat_while(DIGIT);
+            }
+            if matches!(self.peek(0), b'e' | b'E') {
+                let mut p = 1;
+                if matches!(self.peek(1), b'+' | b'-') {
+                    p = 2;
+                }
+                if is(self.peek(p), DIGIT) {
+                    float = true;
+                    self.pos += p;
+                    self.eat_while(DIGIT);
+                }
+            }
+            if float {
+                TokenKind::Float
+            } else {
+                let digits = &self.src[lo..self.pos];
+                if digits.len() > 1 && digits[0] == b'0' && digits.iter().any(|&d| d > b'7') {
+                    self.bad_literal(lo, "invalid digit in octal literal")
+                } else {
+                    self.suffix_u();
+                    TokenKind::Int
+                }
+            }
+        };
+        if kind != TokenKind::Error && is(self.peek(0), FOLLOW) {
+            let kind = self.bad_literal(lo, "invalid character in numeric literal");
+            self.push(kind, lo);
+            return;
+        }
+        self.push(kind, lo);
+    }
+
+    fn digits(&mut self, lo: usize, class: u8, what: &str, kind: TokenKind) -> TokenKind {
+        let start = self.pos;
+        self.eat_while(class);
+        if self.pos == start {
+            return self.bad_literal(
+                lo,
+                &format!("{what} literal needs at least one digit after its prefix"),
+            );
+        }
+        self.suffix_u();
+        kind
+    }
+
+    fn suffix_u(&mut self) {
+        if self.peek(0) == b'U' {
+            self.pos += 1;
+        }
+    }
+
+    /// Reports a malformed literal, swallowing the rest of the word it is in.
+    fn bad_literal(&mut self, lo: usize, msg: &str) -> TokenKind {
+        self.eat_while(FOLLOW);
+        self.error(lo, self.pos, msg.to_string());
+        TokenKind::Error
+    }
+}
+
+fn memchr_newline(hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<(TokenKind, String)> {
+        let l = lex(FileId(0), src.as_bytes());
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
+        l.tokens
+            .iter()
+            .map(|t| {
+                (
+                    t.kind,
+                    String::from_utf8(t.text(src.as_bytes()).to_vec()).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn numeric_literals() {
+        use TokenKind::*;
+        let toks = kinds("0x1fU 017 0b101U 42 42U 0 0f3F800000 0D3FF0000000000000 1.5 2e10 6.0");
+        let got: Vec<_> = toks.iter().map(|t| t.0).collect();
+        assert_eq!(
+            got,
+            vec![Int, Int, Int, Int, Int, Int, Float, Float, Float, Float, Float]
+        );
+    }
+
+    #[test]
+    fn identifiers_and_directives() {
+        use TokenKind::*;
+        let toks = kinds("ld.global.u32 %r1, [_$_str+4]; %tid.x tex.2d % $LC0 _");
+        let got: Vec<_> = toks.iter().map(|(k, s)| (*k, s.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (Ident, "ld"),
+                (Directive, ".global"),
+                (Directive, ".u32"),
+                (Ident, "%r1"),
+                (Punct, ","),
+                (Punct, "["),
+                (Ident, "_$_str"),
+                (Punct, "+"),
+                (Int, "4"),
+                (Punct, "]"),
+                (Punct, ";"),
+                (Ident, "%tid"),
+                (Directive, ".x"),
+                (Ident, "tex"),
+                (Directive, ".2d"),
+                (Punct, "%"),
+                (Ident, "$LC0"),
+                (Ident, "_"),
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_are_trivia() {
+        let src = "a // x\n/* y\n z */ b";
+        let l = lex(FileId(0), src.as_bytes());
+        assert_eq!(l.tokens.len(), 2);
+        assert_eq!(l.comments.len(), 2);
+    }
+
+    #[test]
+    fn errors_are_located() {
+        let cases: &[(&str, u32)] = &[
+            ("a \"abc\nb", 2),
+            ("a /* never closed", 2),
+            ("mov é", 4),
+            ("0x;", 0),
+            ("0f123;", 0),
+            ("08", 0),
+            ("12ab", 0),
+        ];
+        for &(src, at) in cases {
+            let l = lex(FileId(0), src.as_bytes());
+            assert_eq!(l.errors.len(), 1, "{src:?}: {:?}", l.errors);
+            assert_eq!(l.errors[0].span.lo, at, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn non_ascii_in_comments_and_strings_is_fine() {
+        let l = lex(FileId(0), "// é\n.pragma \"ü\"; /* ß */".as_bytes());
+        assert!(l.errors.is_empty());
+    }
+}

@@ -1,0 +1,27 @@
+//! ptxld: a separate-compilation linker for NVIDIA PTX.
+//!
+//! The library is organised by phase, each borrowing the previous one's output:
+//!
+//! * [`input`]: map input files (memmap2), never copying them;
+//! * [`source`]: file ids, byte spans, line/column lookup;
+//! * [`lexer`]: bytes to tokens, comments kept aside;
+//! * [`parse`]: tokens to the [`ir::Module`] IR, with symbols and references;
+//! * [`frontend`]: all inputs in parallel, deterministic results;
+//! * [`emit`]: writing modules back by splicing source bytes;
+//! * [`diag`]: located diagnostics in lld's shape.
+
+#![warn(missing_docs)]
+
+pub mod describe;
+pub mod diag;
+pub mod emit;
+pub mod frontend;
+pub mod input;
+pub mod ir;
+pub mod lexer;
+pub mod parse;
+pub mod source;
+
+pub use diag::{Diagnostic, Diagnostics};
+pub use frontend::{parse_files, parse_sources, ParsedInputs};
+pub use parse::{parse_module, Parsed};

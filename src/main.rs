@@ -1,0 +1,144 @@
+//! The `ptxld` command line.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+use ptxld::describe::describe;
+use ptxld::frontend::parse_files;
+
+const USAGE: &str = "\
+usage: ptxld [OPTIONS] FILES...
+
+Reads PTX modules written by LLVM/clang, GCC (nvptx), NVRTC or NVVM.
+
+Modes:
+  --syntax-only        parse every input and report all errors; exit 0 when
+                       every file parses, 1 otherwise
+  --print-symbols      like --syntax-only, then list each module's header,
+                       module-scope symbols and references on stdout
+
+Options:
+  --error-limit=N      stop reporting after N errors (default 20, 0 = no limit)
+  -j N, --threads=N    parse with N threads (default: all cores); the result
+                       does not depend on N
+  -h, --help           show this help
+  -V, --version        show the version
+
+An input named - is read from standard input.";
+
+struct Options {
+    syntax_only: bool,
+    print_symbols: bool,
+    error_limit: usize,
+    threads: Option<usize>,
+    inputs: Vec<PathBuf>,
+}
+
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
+    let mut o = Options {
+        syntax_only: false,
+        print_symbols: false,
+        error_limit: 20,
+        threads: None,
+        inputs: Vec::new(),
+    };
+    let mut args = args.peekable();
+    let mut only_files = false;
+    while let Some(arg) = args.next() {
+        if only_files || arg == "-" || !arg.starts_with('-') {
+            o.inputs.push(PathBuf::from(arg));
+            continue;
+        }
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| -> Result<String> {
+            match inline.clone() {
+                Some(v) => Ok(v),
+                None => args
+                    .next()
+                    .with_context(|| format!("option {name} needs a value")),
+            }
+        };
+        match flag.as_str() {
+            "--" => only_files = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(None);
+            }
+            "-V" | "--version" => {
+                println!("ptxld {}", env!("CARGO_PKG_VERSION"));
+                return Ok(None);
+            }
+            "--syntax-only" => o.syntax_only = true,
+            "--print-symbols" => o.print_symbols = true,
+            "--error-limit" => {
+                let v = value("--error-limit")?;
+                o.error_limit = v
+                    .parse()
+                    .with_context(|| format!("--error-limit needs a number, not `{v}`"))?;
+            }
+            "-j" | "--threads" => {
+                let v = value("--threads")?;
+                let n: usize = v
+                    .parse()
+                    .with_context(|| format!("--threads needs a number, not `{v}`"))?;
+                if n == 0 {
+                    bail!("--threads needs a number of at least 1");
+                }
+                o.threads = Some(n);
+            }
+            _ => bail!("unknown option `{arg}` (see ptxld --help)"),
+        }
+    }
+    if !o.syntax_only && !o.print_symbols {
+        bail!(
+            "no mode given: this version of ptxld checks inputs (--syntax-only) and lists \
+             their symbols (--print-symbols); see ptxld --help"
+        );
+    }
+    if o.inputs.is_empty() {
+        bail!("no input files (see ptxld --help)");
+    }
+    Ok(Some(o))
+}
+
+fn run(o: Options) -> Result<bool> {
+    if let Some(n) = o.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .context("cannot start the thread pool")?;
+    }
+    let parsed = parse_files(&o.inputs);
+    let report = parsed.diagnostics.render(&parsed.sources, o.error_limit);
+    std::io::stderr().write_all(report.as_bytes())?;
+    if o.print_symbols {
+        let mut out = std::io::stdout().lock();
+        for (m, (_, f)) in parsed.modules.iter().zip(parsed.sources.files()) {
+            writeln!(out, "# {}", f.name())?;
+            out.write_all(describe(m, f).as_bytes())?;
+        }
+        out.flush()?;
+    }
+    Ok(!parsed.diagnostics.has_errors())
+}
+
+fn main() -> ExitCode {
+    let result = parse_args(std::env::args().skip(1)).and_then(|o| match o {
+        Some(o) => run(o),
+        None => Ok(true),
+    });
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("ptxld: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

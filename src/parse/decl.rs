@@ -1,0 +1,193 @@
+//! Declarations: type specifiers, declarators, parameter lists.
+
+use super::cursor::{Cursor, PResult};
+use super::expr::initializer;
+use crate::ir::{Declarator, Param, PtrAttr, StateSpace, Type, TypeSpec};
+use crate::lexer::TokenKind;
+use crate::source::Span;
+
+/// Parses the directives before a declared name: state space, `.align`, vector,
+/// type, `.ptr` attributes, `.attribute(.managed)`, in any order producers use.
+/// `space` is the state space if the caller already consumed it.
+pub(crate) fn type_spec(c: &mut Cursor, mut space: Option<StateSpace>) -> PResult<TypeSpec> {
+    let start = c.here();
+    let mut align = None;
+    let mut vector = None;
+    let mut ty: Option<(Type, Span)> = None;
+    let mut ptr: Option<PtrAttr> = None;
+    let mut managed = false;
+    while let Some(t) = c.peek() {
+        if t.kind != TokenKind::Directive {
+            break;
+        }
+        let text = c.text(t);
+        if text == b".align" {
+            c.bump();
+            let (n, span) = c.expect_int("an alignment after `.align`")?;
+            if !n.is_power_of_two() || n > u32::MAX as u64 {
+                return Err(c.error(span, format!("alignment {n} is not a power of two")));
+            }
+            match &mut ptr {
+                Some(p) => p.align = Some(n as u32),
+                None => align = Some(n as u32),
+            }
+        } else if let Some(s) = StateSpace::from_directive(text) {
+            c.bump();
+            match (&mut ptr, space) {
+                (Some(p), _) if p.space.is_none() => p.space = Some(s),
+                (None, None) => space = Some(s),
+                _ => return Err(c.error(t.span(), "more than one state space in declaration")),
+            }
+        } else if let Some(n) = vector_width(text) {
+            c.bump();
+            if vector.is_some() {
+                return Err(c.error(t.span(), "more than one vector width in declaration"));
+            }
+            vector = Some(n);
+        } else if let Some(parsed) = Type::from_directive(text) {
+            c.bump();
+            if ty.is_some() {
+                return Err(c.error(t.span(), "more than one type in declaration"));
+            }
+            ty = Some((parsed, t.span()));
+        } else if text == b".ptr" {
+            c.bump();
+            ptr = Some(PtrAttr {
+                space: None,
+                align: None,
+            });
+        } else if text == b".attribute" {
+            c.bump();
+            c.expect_punct(b"(")?;
+            loop {
+                let a = c.peek();
+                match a {
+                    Some(a) if a.kind == TokenKind::Directive && c.text(a) == b".managed" => {
+                        c.bump();
+                        managed = true;
+                    }
+                    Some(a) if a.kind == TokenKind::Directive && c.text(a) == b".unified" => {
+                        // `.unified(uuid1, uuid2)`
+                        c.bump();
+                        if c.eat_punct(b"(") {
+                            while !c.at_end() && !c.at_punct(b")") {
+                                c.bump();
+                            }
+                            c.expect_punct(b")")?;
+                        }
+                    }
+                    _ => return Err(c.expected("`.managed` or `.unified` in `.attribute(...)`")),
+                }
+                if !c.eat_punct(b",") {
+                    break;
+                }
+            }
+            c.expect_punct(b")")?;
+        } else {
+            break;
+        }
+    }
+    let Some(space) = space else {
+        let msg = format!(
+            "expected a state space (`.global`, `.param`, ...), found {}",
+            c.found()
+        );
+        return Err(c.error(start, msg));
+    };
+    let Some((ty, ty_span)) = ty else {
+        return Err(c.expected("a type (`.u32`, `.b8`, `.f64`, ...)"));
+    };
+    Ok(TypeSpec {
+        space,
+        align,
+        vector,
+        ty,
+        ptr,
+        managed,
+        ty_span,
+    })
+}
+
+fn vector_width(text: &[u8]) -> Option<u8> {
+    match text {
+        b".v2" => Some(2),
+        b".v4" => Some(4),
+        b".v8" => Some(8),
+        _ => None,
+    }
+}
+
+/// Parses `name [<N>] [dims] [= init]`.
+pub(crate) fn declarator(c: &mut Cursor, allow_init: bool) -> PResult<Declarator> {
+    let name = c.expect_ident("a name")?.span();
+    let mut reg_count = None;
+    if c.at_punct(b"<") {
+        c.bump();
+        let (n, span) = c.expect_int("a register count")?;
+        if n > u32::MAX as u64 {
+            return Err(c.error(span, "register count too large"));
+        }
+        reg_count = Some(n as u32);
+        c.expect_punct(b">")?;
+    }
+    let mut dims = Vec::new();
+    while c.eat_punct(b"[") {
+        if c.eat_punct(b"]") {
+            dims.push(None);
+            continue;
+        }
+        let (n, _) = c.expect_int("an array size or `]`")?;
+        dims.push(Some(n));
+        c.expect_punct(b"]")?;
+    }
+    let mut init = None;
+    if c.at_punct(b"=") {
+        if !allow_init {
+            let span = c.here();
+            return Err(c.error(span, "initializers are not allowed here"));
+        }
+        c.bump();
+        init = Some(initializer(c)?);
+    }
+    Ok(Declarator {
+        name,
+        dims,
+        reg_count,
+        init,
+    })
+}
+
+/// Parses a parenthesized parameter list `( .param .b32 a, .reg .u64 b )`.
+/// The cursor is at `(`.
+pub(crate) fn param_list(c: &mut Cursor) -> PResult<Vec<Param>> {
+    c.expect_punct(b"(")?;
+    let mut params = Vec::new();
+    if c.eat_punct(b")") {
+        return Ok(params);
+    }
+    loop {
+        let start = c.here();
+        let space = match c.peek() {
+            Some(t) if t.kind == TokenKind::Directive => {
+                match StateSpace::from_directive(c.text(t)) {
+                    Some(s @ (StateSpace::Param | StateSpace::Reg)) => {
+                        c.bump();
+                        s
+                    }
+                    _ => return Err(c.expected("`.param` or `.reg`")),
+                }
+            }
+            _ => return Err(c.expected("a parameter (`.param` or `.reg`)")),
+        };
+        let spec = type_spec(c, Some(space))?;
+        let decl = declarator(c, false)?;
+        let span = start.to(c.after_prev());
+        params.push(Param { spec, decl, span });
+        if c.eat_punct(b")") {
+            return Ok(params);
+        }
+        if !c.eat_punct(b",") {
+            return Err(c.expected("`,` or `)` in parameter list"));
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Initializers and constant expressions.
+//!
+//! The parser checks the shape (balanced braces, operands between operators) and
+//! collects the identifiers, which name symbols: `x`, `generic(x)`, `x + 8`.
+
+use super::cursor::{Cursor, PResult};
+use crate::ir::{Initializer, Type};
+use crate::lexer::TokenKind;
+use crate::source::Span;
+
+/// Parses an initializer after `=`: a constant expression or a `{ ... }` list.
+pub(crate) fn initializer(c: &mut Cursor) -> PResult<Initializer> {
+    let start = c.here();
+    let mut refs = Vec::new();
+    init_value(c, &mut refs, 0)?;
+    Ok(Initializer {
+        span: start.to(c.after_prev()),
+        symbol_refs: refs,
+    })
+}
+
+const MAX_NESTING: u32 = 256;
+
+fn init_value(c: &mut Cursor, refs: &mut Vec<Span>, depth: u32) -> PResult<()> {
+    if depth > MAX_NESTING {
+        let span = c.here();
+        return Err(c.error(span, "initializer nested too deeply"));
+    }
+    if c.eat_punct(b"{") {
+        if c.eat_punct(b"}") {
+            return Ok(());
+        }
+        loop {
+            init_value(c, refs, depth + 1)?;
+            if c.eat_punct(b"}") {
+                return Ok(());
+            }
+            if !c.eat_punct(b",") {
+                return Err(c.expected("`,` or `}` in initializer list"));
+            }
+        }
+    }
+    expr(c, refs, false, depth)
+}
+
+/// Parses a constant expression. With `section_data`, section names (`.debug_abbrev`)
+/// are operands too, as in DWARF data.
+pub(crate) fn expr(
+    c: &mut Cursor,
+    refs: &mut Vec<Span>,
+    section_data: bool,
+    depth: u32,
+) -> PResult<()> {
+    unary(c, refs, section_data, depth)?;
+    while let Some(t) = c.peek() {
+        if t.kind != TokenKind::Punct || !is_binop(c.text(t)) {
+            break;
+        }
+        c.bump();
+        if c.text(t) == b"?" {
+            expr(c, refs, section_data, depth + 1)?;
+            c.expect_punct(b":")?;
+        }
+        unary(c, refs, section_data, depth)?;
+    }
+    Ok(())
+}
+
+fn is_binop(p: &[u8]) -> bool {
+    matches!(
+        p,
+        b"+" | b"-"
+            | b"*"
+            | b"/"
+            | b"%"
+            | b"<<"
+            | b">>"
+            | b"&"
+            | b"|"
+            | b"^"
+            | b"&&"
+            | b"||"
+            | b"=="
+            | b"!="
+            | b"<"
+            | b">"
+            | b"<="
+            | b">="
+            | b"?"
+    )
+}
+
+fn unary(c: &mut Cursor, refs: &mut Vec<Span>, section_data: bool, depth: u32) -> PResult<()> {
+    if depth > MAX_NESTING {
+        let span = c.here();
+        return Err(c.error(span, "expression nested too deeply"));
+    }
+    let Some(t) = c.peek() else {
+        return Err(c.expected("an expression"));
+    };
+    match t.kind {
+        TokenKind::Int | TokenKind::Float => {
+            c.bump();
+            Ok(())
+        }
+        TokenKind::Ident => {
+            c.bump();
+            let text = c.text(t);
+            if matches!(text, b"generic" | b"mask") && c.at_punct(b"(") {
+                c.bump();
+                let name = c.expect_ident("a symbol name in `generic(...)`")?;
+                refs.push(name.span());
+                c.expect_punct(b")")?;
+            } else {
+                refs.push(t.span());
+            }
+            Ok(())
+        }
+        TokenKind::Directive if section_data => {
+            c.bump();
+            Ok(())
+        }
+        TokenKind::Punct => {
+            let p = c.text(t);
+            if matches!(p, b"-" | b"+" | b"!" | b"~") {
+                c.bump();
+                return unary(c, refs, section_data, depth + 1);
+            }
+            if p == b"(" {
+                c.bump();
+                // A cast: `(.s64) expr`.
+                if let Some(ty) = c.peek() {
+                    if ty.kind == TokenKind::Directive && Type::from_directive(c.text(ty)).is_some()
+                    {
+                        c.bump();
+                        c.expect_punct(b")")?;
+                        return unary(c, refs, section_data, depth + 1);
+                    }
+                }
+                expr(c, refs, section_data, depth + 1)?;
+                c.expect_punct(b")")?;
+                return Ok(());
+            }
+            Err(c.expected("an expression"))
+        }
+        _ => Err(c.expected("an expression")),
+    }
+}

@@ -1,0 +1,597 @@
+//! Module-scope items: header directives, variables, functions, debug sections.
+
+use super::cursor::{Cursor, PResult, Reported};
+use super::decl::{declarator, param_list, type_spec};
+use super::expr::expr;
+use crate::ir::{
+    Arch, Body, FileDirective, FuncDecl, FuncDirective, FuncKind, Header, Item, ItemKind, Linkage,
+    Section, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl, Version,
+};
+use crate::lexer::TokenKind;
+use crate::source::Span;
+
+/// Parses every module-scope item. Never fails: unparsable stretches become
+/// [`ItemKind::Error`] items after a diagnostic.
+pub(crate) fn items(c: &mut Cursor, header: &mut Header) -> Vec<Item> {
+    let mut items = Vec::new();
+    while !c.at_end() {
+        let start = c.pos;
+        let kind = match item(c, header) {
+            Ok(kind) => kind,
+            Err(Reported) => {
+                recover(c, start);
+                ItemKind::Error
+            }
+        };
+        let first = c.toks[start];
+        let last = c.toks[c.pos - 1];
+        items.push(Item {
+            span: Span::new(first.lo, last.hi),
+            tokens: TokenRange {
+                start: start as u32,
+                end: c.pos as u32,
+            },
+            kind,
+        });
+    }
+    items
+}
+
+/// Skips to a point where parsing can resume: after a `;` or a balanced `}` at
+/// depth 0, or before a directive that starts a module-scope item.
+fn recover(c: &mut Cursor, start: usize) {
+    let mut depth = 0usize;
+    if c.pos == start {
+        c.bump();
+        // The offending token itself may open a block.
+        if c.is_punct(c.toks[start], b"{") {
+            depth = 1;
+        } else if c.is_punct(c.toks[start], b";") {
+            return;
+        }
+    }
+    while let Some(t) = c.peek() {
+        if t.kind == TokenKind::Punct {
+            match c.text(t) {
+                b"{" => depth += 1,
+                b"}" => {
+                    c.bump();
+                    if depth <= 1 {
+                        return;
+                    }
+                    depth -= 1;
+                    continue;
+                }
+                b";" if depth == 0 => {
+                    c.bump();
+                    return;
+                }
+                _ => {}
+            }
+        } else if depth == 0 && t.kind == TokenKind::Directive && starts_item(c.text(t)) {
+            return;
+        }
+        c.bump();
+    }
+}
+
+fn starts_item(d: &[u8]) -> bool {
+    matches!(
+        d,
+        b".version"
+            | b".target"
+            | b".address_size"
+            | b".file"
+            | b".section"
+            | b".visible"
+            | b".extern"
+            | b".weak"
+            | b".common"
+            | b".func"
+            | b".entry"
+            | b".global"
+            | b".const"
+            | b".shared"
+            | b".alias"
+            | b".pragma"
+    )
+}
+
+fn item(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
+    let t = c.peek().expect("item() called at end");
+    if t.kind != TokenKind::Directive {
+        return Err(c.error_help(
+            t.span(),
+            format!(
+                "expected a module-scope directive or declaration, found {}",
+                c.found()
+            ),
+            "instructions are only allowed inside a `.func` or `.entry` body",
+        ));
+    }
+    match c.text(t) {
+        b".version" => version(c, header),
+        b".target" => target(c, header),
+        b".address_size" => address_size(c, header),
+        b".file" => file(c),
+        b".loc" => {
+            c.bump();
+            loc_args(c)?;
+            Ok(ItemKind::Loc)
+        }
+        b".pragma" => {
+            pragma(c)?;
+            Ok(ItemKind::Pragma)
+        }
+        b".alias" => alias(c),
+        b".section" => section(c),
+        _ => declaration(c),
+    }
+}
+
+fn version(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
+    let d = c.bump();
+    let v = match c.peek() {
+        Some(t) if t.kind == TokenKind::Float => {
+            c.bump();
+            let text = c.text(t);
+            let mut parts = text.splitn(2, |&b| b == b'.');
+            let num = |p: Option<&[u8]>| {
+                p.and_then(|p| std::str::from_utf8(p).ok())
+                    .and_then(|p| p.parse::<u32>().ok())
+            };
+            match (num(parts.next()), num(parts.next())) {
+                (Some(major), Some(minor)) => Version {
+                    major,
+                    minor,
+                    span: t.span(),
+                },
+                _ => {
+                    return Err(c.error(t.span(), "malformed version number; expected MAJOR.MINOR"))
+                }
+            }
+        }
+        _ => return Err(c.expected("a version number MAJOR.MINOR after `.version`")),
+    };
+    if let Some(prev) = header.version {
+        let _ = prev;
+        return Err(c.error(d.span(), "duplicate `.version` directive"));
+    }
+    header.version = Some(v);
+    Ok(ItemKind::Version)
+}
+
+fn target(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
+    let d = c.bump();
+    let mut t = Target {
+        arch: None,
+        texmode: None,
+        map_f64_to_f32: false,
+        debug: false,
+        span: d.span(),
+    };
+    loop {
+        let word = c.expect_ident("a target (`sm_80`) or target option")?;
+        let text = c.text(word);
+        match text {
+            b"texmode_unified" => t.texmode = Some(TexMode::Unified),
+            b"texmode_independent" => t.texmode = Some(TexMode::Independent),
+            b"map_f64_to_f32" => t.map_f64_to_f32 = true,
+            b"debug" => t.debug = true,
+            _ => match parse_arch(text) {
+                Some((sm, suffix)) if t.arch.is_none() => {
+                    t.arch = Some(Arch {
+                        sm,
+                        suffix,
+                        span: word.span(),
+                    })
+                }
+                Some(_) => {
+                    return Err(c.error(word.span(), "more than one architecture in `.target`"))
+                }
+                None => {
+                    return Err(c.error_help(
+                        word.span(),
+                        format!(
+                            "unknown `.target` option `{}`",
+                            String::from_utf8_lossy(text)
+                        ),
+                        "expected sm_NN[a|f], texmode_unified, texmode_independent, \
+                         map_f64_to_f32 or debug",
+                    ))
+                }
+            },
+        }
+        if !c.eat_punct(b",") {
+            break;
+        }
+    }
+    t.span = d.span().to(c.after_prev());
+    if header.target.is_some() {
+        return Err(c.error(d.span(), "duplicate `.target` directive"));
+    }
+    header.target = Some(t);
+    Ok(ItemKind::Target)
+}
+
+/// `sm_80` → (80, None); `sm_90a` → (90, Some(b'a')).
+pub fn parse_arch(text: &[u8]) -> Option<(u32, Option<u8>)> {
+    let rest = text.strip_prefix(b"sm_")?;
+    let (digits, suffix) = match rest.last()? {
+        s @ (b'a' | b'f') => (&rest[..rest.len() - 1], Some(*s)),
+        _ => (rest, None),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some((std::str::from_utf8(digits).ok()?.parse().ok()?, suffix))
+}
+
+fn address_size(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
+    let d = c.bump();
+    let (n, span) = c.expect_int("32 or 64 after `.address_size`")?;
+    if n != 32 && n != 64 {
+        return Err(c.error(span, format!("`.address_size` must be 32 or 64, not {n}")));
+    }
+    if header.address_size.is_some() {
+        return Err(c.error(d.span(), "duplicate `.address_size` directive"));
+    }
+    header.address_size = Some((n as u32, span));
+    Ok(ItemKind::AddressSize)
+}
+
+fn file(c: &mut Cursor) -> PResult<ItemKind> {
+    c.bump();
+    let (index, index_span) = c.expect_int("a file index after `.file`")?;
+    let name = match c.peek() {
+        Some(t) if t.kind == TokenKind::String => c.bump().span(),
+        _ => return Err(c.expected("a quoted file name")),
+    };
+    // Optional `, timestamp, size`.
+    if c.eat_punct(b",") {
+        c.expect_int("a timestamp")?;
+        if c.eat_punct(b",") {
+            c.expect_int("a file size")?;
+        }
+    }
+    Ok(ItemKind::File(FileDirective {
+        index: index.min(u32::MAX as u64) as u32,
+        index_span,
+        name,
+    }))
+}
+
+/// The arguments of `.loc file line col [, function_name L [+ off]] [, inlined_at f l c]`.
+/// Returns the `function_name` label, if any.
+pub(crate) fn loc_args(c: &mut Cursor) -> PResult<Option<Span>> {
+    c.expect_int("a file index after `.loc`")?;
+    c.expect_int("a line number")?;
+    c.expect_int("a column number")?;
+    let mut label = None;
+    while c.eat_punct(b",") {
+        let key = c.expect_ident("`function_name` or `inlined_at`")?;
+        match c.text(key) {
+            b"function_name" => {
+                label = Some(c.expect_ident("a label after `function_name`")?.span());
+                if c.eat_punct(b"+") {
+                    c.expect_int("an offset")?;
+                }
+            }
+            b"inlined_at" => {
+                c.expect_int("a file index")?;
+                c.expect_int("a line number")?;
+                c.expect_int("a column number")?;
+            }
+            _ => {
+                return Err(c.error(
+                    key.span(),
+                    format!(
+                        "unknown `.loc` attribute `{}`",
+                        String::from_utf8_lossy(c.text(key))
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(label)
+}
+
+/// `.pragma "a" [, "b"] ;`
+pub(crate) fn pragma(c: &mut Cursor) -> PResult<()> {
+    c.bump();
+    loop {
+        match c.peek() {
+            Some(t) if t.kind == TokenKind::String => {
+                c.bump();
+            }
+            _ => return Err(c.expected("a quoted string after `.pragma`")),
+        }
+        if !c.eat_punct(b",") {
+            break;
+        }
+    }
+    c.expect_punct(b";")?;
+    Ok(())
+}
+
+fn alias(c: &mut Cursor) -> PResult<ItemKind> {
+    c.bump();
+    let alias = c.expect_ident("the alias name")?.span();
+    c.expect_punct(b",")?;
+    let aliasee = c.expect_ident("the aliased function")?.span();
+    c.expect_punct(b";")?;
+    Ok(ItemKind::Alias { alias, aliasee })
+}
+
+fn section(c: &mut Cursor) -> PResult<ItemKind> {
+    c.bump();
+    let name = match c.peek() {
+        Some(t) if t.kind == TokenKind::Directive => c.bump().span(),
+        _ => return Err(c.expected("a section name such as `.debug_info`")),
+    };
+    let open = c.expect_punct(b"{")?;
+    let mut s = Section {
+        name,
+        labels: Vec::new(),
+        section_refs: Vec::new(),
+        ident_refs: Vec::new(),
+    };
+    loop {
+        let Some(t) = c.peek() else {
+            return Err(c.error(open.span(), "unclosed `{` of `.section`"));
+        };
+        if c.is_punct(t, b"}") {
+            c.bump();
+            break;
+        }
+        if t.kind == TokenKind::Ident && c.peek_at(1).is_some_and(|n| c.is_punct(n, b":")) {
+            c.bump();
+            c.bump();
+            s.labels.push(t.span());
+            continue;
+        }
+        let is_data = t.kind == TokenKind::Directive
+            && matches!(
+                c.text(t),
+                b".b8"
+                    | b".b16"
+                    | b".b32"
+                    | b".b64"
+                    | b".u8"
+                    | b".u16"
+                    | b".u32"
+                    | b".u64"
+                    | b".s8"
+                    | b".s16"
+                    | b".s32"
+                    | b".s64"
+            );
+        if !is_data {
+            return Err(c.expected("a label or data directive (`.b8`, `.b32`, ...) in `.section`"));
+        }
+        c.bump();
+        loop {
+            let before = c.pos;
+            expr(c, &mut s.ident_refs, true, 0)?;
+            for i in before..c.pos {
+                let tok = c.toks[i];
+                if tok.kind == TokenKind::Directive {
+                    s.section_refs.push(tok.span());
+                }
+            }
+            // Data items are separated by `,`; the list ends at the first token that
+            // is not a `,` (newlines carry no meaning in PTX).
+            if !c.eat_punct(b",") {
+                break;
+            }
+        }
+        // Some producers end data lines with `;`.
+        c.eat_punct(b";");
+    }
+    Ok(ItemKind::Section(s))
+}
+
+fn linkage_of(text: &[u8]) -> Option<Linkage> {
+    Some(match text {
+        b".extern" => Linkage::Extern,
+        b".visible" => Linkage::Visible,
+        b".weak" => Linkage::Weak,
+        b".common" => Linkage::Common,
+        _ => return None,
+    })
+}
+
+fn declaration(c: &mut Cursor) -> PResult<ItemKind> {
+    let first = c.peek().expect("declaration() at end");
+    let mut linkage = Linkage::Local;
+    if let Some(l) = linkage_of(c.text(first)) {
+        c.bump();
+        linkage = l;
+    }
+    let Some(t) = c.peek() else {
+        return Err(c.expected("a declaration after the linkage directive"));
+    };
+    if t.kind == TokenKind::Directive {
+        match c.text(t) {
+            b".func" => return function(c, linkage, FuncKind::Func),
+            b".entry" => return function(c, linkage, FuncKind::Entry),
+            _ => {}
+        }
+        let text = c.text(t);
+        let is_var_start = StateSpace::from_directive(text).is_some() || text == b".attribute";
+        if is_var_start {
+            return variable(c, linkage);
+        }
+    }
+    let msg = if linkage == Linkage::Local {
+        format!("unknown module-scope directive {}", c.found())
+    } else {
+        format!(
+            "expected `.func`, `.entry` or a variable declaration after `{}`, found {}",
+            linkage.as_str(),
+            c.found()
+        )
+    };
+    let span = c.here();
+    Err(c.error(span, msg))
+}
+
+fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
+    let spec = type_spec(c, None)?;
+    if matches!(
+        spec.space,
+        StateSpace::Reg | StateSpace::Sreg | StateSpace::Param | StateSpace::Local
+    ) {
+        // `.local` at module scope is legal but deprecated; `.reg`/`.param` are not.
+        if spec.space != StateSpace::Local {
+            let span = c.here();
+            return Err(c.error(
+                span,
+                format!(
+                    "`{}` variables are not allowed at module scope",
+                    spec.space.as_str()
+                ),
+            ));
+        }
+    }
+    let mut declarators = Vec::new();
+    loop {
+        declarators.push(declarator(c, true)?);
+        if !c.eat_punct(b",") {
+            break;
+        }
+    }
+    c.expect_punct(b";")?;
+    Ok(ItemKind::Variable(VarDecl {
+        linkage,
+        spec,
+        declarators,
+    }))
+}
+
+fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKind> {
+    c.bump();
+    let mut returns = None;
+    if kind == FuncKind::Func && c.at_punct(b"(") {
+        returns = Some(param_list(c)?);
+    }
+    let name = c.expect_ident("a function name")?.span();
+    let mut params = None;
+    if c.at_punct(b"(") {
+        params = Some(param_list(c)?);
+    }
+    let mut directives = Vec::new();
+    loop {
+        let Some(t) = c.peek() else {
+            return Err(c.expected("`;` or a function body"));
+        };
+        if t.kind != TokenKind::Directive {
+            break;
+        }
+        let text = c.text(t);
+        if text == b".pragma" {
+            let start = c.pos;
+            pragma(c)?;
+            directives.push(FuncDirective {
+                name: t.span(),
+                args: Vec::new(),
+                span: t.span().to(c.toks[c.pos - 1].span()),
+            });
+            let _ = start;
+            continue;
+        }
+        let arity = match text {
+            b".noreturn" | b".explicitcluster" | b".blocksareclusters" => 0..=0,
+            b".maxntid" | b".reqntid" | b".reqnctapercluster" => 1..=3,
+            b".minnctapersm" | b".maxnctapersm" | b".maxnreg" | b".maxclusterrank" => 1..=1,
+            _ => {
+                return Err(c.error_help(
+                    t.span(),
+                    format!(
+                        "unknown function directive `{}`",
+                        String::from_utf8_lossy(text)
+                    ),
+                    "expected `;`, a body `{`, or one of .maxntid .reqntid .minnctapersm \
+                     .maxnreg .noreturn .explicitcluster .reqnctapercluster .maxclusterrank .pragma",
+                ))
+            }
+        };
+        c.bump();
+        let mut args = Vec::new();
+        if *arity.end() > 0 {
+            loop {
+                args.push(c.expect_int("a number")?.0);
+                if !c.eat_punct(b",") {
+                    break;
+                }
+            }
+            if !arity.contains(&args.len()) {
+                return Err(c.error(
+                    t.span().to(c.after_prev()),
+                    format!(
+                        "`{}` takes {} argument(s), found {}",
+                        String::from_utf8_lossy(text),
+                        if arity.start() == arity.end() {
+                            arity.start().to_string()
+                        } else {
+                            format!("{} to {}", arity.start(), arity.end())
+                        },
+                        args.len()
+                    ),
+                ));
+            }
+        }
+        directives.push(FuncDirective {
+            name: t.span(),
+            args,
+            span: t.span().to(c.after_prev()),
+        });
+    }
+    let body = if c.at_punct(b"{") {
+        Some(body(c)?)
+    } else {
+        c.expect_punct(b";")?;
+        None
+    };
+    Ok(ItemKind::Function(FuncDecl {
+        linkage,
+        kind,
+        name,
+        signature: Signature { returns, params },
+        directives,
+        body,
+    }))
+}
+
+/// Matches the braces of a body; the statements inside are walked later, once every
+/// module-scope name is known.
+fn body(c: &mut Cursor) -> PResult<Body> {
+    let open_idx = c.pos;
+    let open = c.bump();
+    let mut depth = 1usize;
+    while let Some(t) = c.peek() {
+        c.bump();
+        if t.kind == TokenKind::Punct {
+            match c.text(t) {
+                b"{" => depth += 1,
+                b"}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(Body {
+                            span: Span::new(open.lo, t.hi),
+                            tokens: TokenRange {
+                                start: open_idx as u32,
+                                end: c.pos as u32,
+                            },
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Err(c.error(
+        open.span(),
+        "unclosed `{`: function body has no matching `}`",
+    ))
+}

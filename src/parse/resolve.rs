@@ -1,0 +1,278 @@
+//! Second pass: build the symbol table and find every reference to a module-scope
+//! symbol, in bodies, initializers, `.alias`, `.loc` and debug sections.
+//!
+//! This runs after all items are parsed because PTX from some producers uses names
+//! before declaring them (GCC's raw output), and because DWARF sections at the end of
+//! a module refer to labels inside function bodies.
+
+use rustc_hash::FxHashMap;
+
+use super::body::walk_body;
+use crate::diag::Diagnostic;
+use crate::ir::{
+    Decl, FuncKind, ItemId, ItemKind, Linkage, Module, RefKind, Reference, StateSpace, Symbol,
+    SymbolId, SymbolKind,
+};
+use crate::source::Span;
+
+/// Name → symbol lookup for one module.
+pub(crate) struct Names<'a> {
+    pub map: FxHashMap<&'a [u8], SymbolId>,
+    /// True if any module-scope name starts with `%`; otherwise `%r1`-style
+    /// identifiers (most of a body) can skip the lookup.
+    pub any_percent: bool,
+}
+
+impl<'a> Names<'a> {
+    pub fn get(&self, name: &[u8]) -> Option<SymbolId> {
+        if !self.any_percent && name.first() == Some(&b'%') {
+            return None;
+        }
+        self.map.get(name).copied()
+    }
+}
+
+pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) {
+    let file = m.file;
+    let mut symbols: Vec<Symbol> = Vec::new();
+    let mut map: FxHashMap<&[u8], SymbolId> = FxHashMap::default();
+
+    // 1. Declarations.
+    let mut declare = |symbols: &mut Vec<Symbol>,
+                       errors: &mut Vec<Diagnostic>,
+                       name: Span,
+                       kind: SymbolKind,
+                       linkage: Linkage,
+                       space: Option<StateSpace>,
+                       decl: Decl| {
+        let text = &src[name.range()];
+        match map.get(text) {
+            None => {
+                map.insert(text, SymbolId(symbols.len() as u32));
+                symbols.push(Symbol {
+                    name,
+                    kind,
+                    linkage,
+                    space,
+                    decls: vec![decl],
+                });
+            }
+            Some(&id) => {
+                let sym = &mut symbols[id.0 as usize];
+                let shown = String::from_utf8_lossy(text);
+                if sym.kind != kind || sym.space != space {
+                    errors.push(
+                        Diagnostic::error(
+                            file,
+                            name,
+                            format!("`{shown}` is redeclared as a different kind of symbol"),
+                        )
+                        .with_note(file, sym.name, "first declared at"),
+                    );
+                    return;
+                }
+                if decl.is_definition {
+                    if let Some(prev) = sym.definition() {
+                        errors.push(
+                            Diagnostic::error(file, name, format!("redefinition of `{shown}`"))
+                                .with_note(file, prev.name, "first defined at"),
+                        );
+                        return;
+                    }
+                    sym.linkage = linkage;
+                }
+                sym.decls.push(decl);
+            }
+        }
+    };
+    for (i, item) in m.items.iter().enumerate() {
+        let item_id = ItemId(i as u32);
+        match &item.kind {
+            ItemKind::Variable(v) => {
+                for (d, decl) in v.declarators.iter().enumerate() {
+                    declare(
+                        &mut symbols,
+                        errors,
+                        decl.name,
+                        SymbolKind::Variable,
+                        v.linkage,
+                        Some(v.spec.space),
+                        Decl {
+                            item: item_id,
+                            name: decl.name,
+                            declarator: d as u32,
+                            is_definition: v.linkage != Linkage::Extern,
+                        },
+                    );
+                }
+            }
+            ItemKind::Function(f) => {
+                let kind = match f.kind {
+                    FuncKind::Func => SymbolKind::Function,
+                    FuncKind::Entry => SymbolKind::Entry,
+                };
+                declare(
+                    &mut symbols,
+                    errors,
+                    f.name,
+                    kind,
+                    f.linkage,
+                    None,
+                    Decl {
+                        item: item_id,
+                        name: f.name,
+                        declarator: 0,
+                        is_definition: f.body.is_some(),
+                    },
+                );
+            }
+            ItemKind::Section(s) => {
+                for &label in &s.labels {
+                    declare(
+                        &mut symbols,
+                        errors,
+                        label,
+                        SymbolKind::SectionLabel,
+                        Linkage::Local,
+                        None,
+                        Decl {
+                            item: item_id,
+                            name: label,
+                            declarator: 0,
+                            is_definition: true,
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let names = Names {
+        any_percent: map.keys().any(|k| k.first() == Some(&b'%')),
+        map,
+    };
+
+    // 2. Uses.
+    let mut refs: Vec<Reference> = Vec::new();
+    // Labels of every body, for DWARF data that refers into bodies.
+    let mut body_labels: FxHashMap<&[u8], (ItemId, Span)> = FxHashMap::default();
+    for (i, item) in m.items.iter().enumerate() {
+        let item_id = ItemId(i as u32);
+        match &item.kind {
+            ItemKind::Variable(v) => {
+                for decl in &v.declarators {
+                    let Some(init) = &decl.init else { continue };
+                    for &span in &init.symbol_refs {
+                        let text = &src[span.range()];
+                        match names.get(text) {
+                            Some(symbol) => refs.push(Reference {
+                                span,
+                                symbol,
+                                item: item_id,
+                                kind: RefKind::Initializer,
+                            }),
+                            None if text == b"WARP_SZ" => {}
+                            None => errors.push(Diagnostic::error(
+                                file,
+                                span,
+                                format!(
+                                    "initializer refers to undeclared symbol `{}`",
+                                    String::from_utf8_lossy(text)
+                                ),
+                            )),
+                        }
+                    }
+                }
+            }
+            ItemKind::Alias { alias, aliasee } => {
+                for &span in [alias, aliasee] {
+                    match names.get(&src[span.range()]) {
+                        Some(symbol) => refs.push(Reference {
+                            span,
+                            symbol,
+                            item: item_id,
+                            kind: RefKind::Alias,
+                        }),
+                        None => errors.push(Diagnostic::error(
+                            file,
+                            span,
+                            format!(
+                                "`.alias` names undeclared function `{}`",
+                                String::from_utf8_lossy(&src[span.range()])
+                            ),
+                        )),
+                    }
+                }
+            }
+            ItemKind::Function(f) => {
+                if let Some(body) = &f.body {
+                    walk_body(
+                        &m.tokens,
+                        src,
+                        file,
+                        item_id,
+                        f,
+                        body,
+                        &names,
+                        &mut refs,
+                        &mut body_labels,
+                        errors,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // 3. Debug sections: labels, symbols, or labels inside bodies.
+    let mut body_label_symbols: FxHashMap<&[u8], SymbolId> = FxHashMap::default();
+    for (i, item) in m.items.iter().enumerate() {
+        let ItemKind::Section(s) = &item.kind else {
+            continue;
+        };
+        for &span in &s.ident_refs {
+            let text = &src[span.range()];
+            let symbol = if let Some(id) = names.get(text) {
+                id
+            } else if let Some(&id) = body_label_symbols.get(text) {
+                id
+            } else if let Some(&(func, label)) = body_labels.get(text) {
+                let id = SymbolId(symbols.len() as u32);
+                symbols.push(Symbol {
+                    name: label,
+                    kind: SymbolKind::BodyLabel,
+                    linkage: Linkage::Local,
+                    space: None,
+                    decls: vec![Decl {
+                        item: func,
+                        name: label,
+                        declarator: 0,
+                        is_definition: true,
+                    }],
+                });
+                body_label_symbols.insert(text, id);
+                id
+            } else {
+                errors.push(Diagnostic::error(
+                    file,
+                    span,
+                    format!(
+                        "debug section refers to undefined label `{}`",
+                        String::from_utf8_lossy(text)
+                    ),
+                ));
+                continue;
+            };
+            refs.push(Reference {
+                span,
+                symbol,
+                item: ItemId(i as u32),
+                kind: RefKind::Dwarf,
+            });
+        }
+    }
+
+    refs.sort_by_key(|r| (r.span.lo, r.span.hi));
+    m.symbols = symbols;
+    m.references = refs;
+}

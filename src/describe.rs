@@ -102,7 +102,7 @@ pub fn describe(m: &Module, f: &SourceFile) -> String {
             SymbolKind::Entry => "entry",
             SymbolKind::Variable => "var",
             SymbolKind::SectionLabel => "section-label",
-            SymbolKind::BodyLabel => "body-label",
+            SymbolKind::BodyName => "body-name",
         };
         let linkage = match s.linkage {
             Linkage::Local => "local",

@@ -497,8 +497,9 @@ pub enum SymbolKind {
     Variable,
     /// A label defined inside a debug `.section`.
     SectionLabel,
-    /// A label defined in a function body and referred to from module scope (DWARF).
-    BodyLabel,
+    /// A label or variable defined in a function body and referred to from a debug
+    /// section (`Lfunc_begin0`, `__local_depot0`).
+    BodyName,
 }
 
 /// Where a symbol is declared.

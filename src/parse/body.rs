@@ -36,7 +36,7 @@ impl Shadows {
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn walk_body<'s>(
-    tokens: &[Token],
+    tokens: &'s [Token],
     src: &'s [u8],
     file: FileId,
     item: ItemId,
@@ -44,7 +44,7 @@ pub(crate) fn walk_body<'s>(
     body: &Body,
     names: &Names,
     refs: &mut Vec<Reference>,
-    body_labels: &mut FxHashMap<&'s [u8], (ItemId, Span)>,
+    body_names: &mut FxHashMap<&'s [u8], (ItemId, Span)>,
     errors: &mut Vec<Diagnostic>,
 ) {
     let toks = &tokens[body.tokens.range()];
@@ -58,25 +58,22 @@ pub(crate) fn walk_body<'s>(
         }
     }
     // Labels are visible in the whole function, before and after their definition.
-    let mut at_start = true;
+    // Inside a body, `name :` is always a label (PTX instructions have no `?:`).
     for (i, t) in toks.iter().enumerate() {
-        if at_start
-            && t.kind == TokenKind::Ident
+        if t.kind == TokenKind::Ident
             && toks
                 .get(i + 1)
                 .is_some_and(|n| n.kind == TokenKind::Punct && n.text(src) == b":")
         {
             let text = t.text(src);
-            body_labels.entry(text).or_insert((item, t.span()));
+            body_names.entry(text).or_insert((item, t.span()));
             if let Some(id) = names.get(text) {
                 shadows.stack.push((id, 0));
             }
         }
-        at_start = t.kind == TokenKind::Punct && matches!(t.text(src), b"{" | b"}" | b";" | b":");
     }
 
-    let mut inner_errors = Vec::new();
-    let mut c = Cursor::new(file, src, toks, &mut inner_errors);
+    let mut c = Cursor::new(file, src, toks);
     // Skip the opening `{`; the closing `}` is handled as a block end.
     c.bump();
     let mut depth = 1u32;
@@ -119,7 +116,7 @@ pub(crate) fn walk_body<'s>(
                 }
             }
             TokenKind::Directive => {
-                directive(&mut c, names, &mut shadows, depth, item, refs);
+                directive(&mut c, names, &mut shadows, depth, item, refs, body_names);
             }
             _ => {
                 let msg = format!(
@@ -131,7 +128,7 @@ pub(crate) fn walk_body<'s>(
             }
         }
     }
-    errors.extend(inner_errors);
+    errors.append(&mut c.errors);
 }
 
 /// Skips to just after the next `;`, or to a `}` that closes the current block.
@@ -247,18 +244,19 @@ fn operands(
     c.error(span, format!("expected `;` to end the {what}"));
 }
 
-fn directive(
-    c: &mut Cursor,
+fn directive<'s>(
+    c: &mut Cursor<'s>,
     names: &Names,
     shadows: &mut Shadows,
     depth: u32,
     item: ItemId,
     refs: &mut Vec<Reference>,
+    body_names: &mut FxHashMap<&'s [u8], (ItemId, Span)>,
 ) {
     let t = c.peek().expect("directive() at end");
     let text = c.text(t);
     if StateSpace::from_directive(text).is_some() || text == b".attribute" || text == b".align" {
-        declaration(c, names, shadows, depth, item, refs);
+        declaration(c, names, shadows, depth, item, refs, body_names);
         return;
     }
     match text {
@@ -329,13 +327,14 @@ fn directive(
 
 /// A scoped declaration: `.reg .b32 %r<5>;`, `.local .align 8 .b8 depot[16];`,
 /// `.shared .u32 x = 1;`. Declared names shadow module-scope names until the block ends.
-fn declaration(
-    c: &mut Cursor,
+fn declaration<'s>(
+    c: &mut Cursor<'s>,
     names: &Names,
     shadows: &mut Shadows,
     depth: u32,
     item: ItemId,
     refs: &mut Vec<Reference>,
+    body_names: &mut FxHashMap<&'s [u8], (ItemId, Span)>,
 ) {
     let start = c.pos;
     // Skip the type specifier directives (and `.attribute(...)`, `.align N`).
@@ -368,6 +367,10 @@ fn declaration(
             return;
         };
         c.bump();
+        // Debug sections may name function-scope variables (`__local_depot0`).
+        body_names
+            .entry(c.text(name))
+            .or_insert((item, name.span()));
         if let Some(id) = names.get(c.text(name)) {
             shadows.stack.push((id, depth));
         }

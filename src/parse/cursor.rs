@@ -17,23 +17,18 @@ pub(crate) struct Cursor<'a> {
     /// Tokens at or after `end` are invisible (used to parse inside a body).
     pub end: usize,
     pub file: FileId,
-    pub errors: &'a mut Vec<Diagnostic>,
+    pub errors: Vec<Diagnostic>,
 }
 
 impl<'a> Cursor<'a> {
-    pub fn new(
-        file: FileId,
-        src: &'a [u8],
-        toks: &'a [Token],
-        errors: &'a mut Vec<Diagnostic>,
-    ) -> Cursor<'a> {
+    pub fn new(file: FileId, src: &'a [u8], toks: &'a [Token]) -> Cursor<'a> {
         Cursor {
             src,
             toks,
             pos: 0,
             end: toks.len(),
             file,
-            errors,
+            errors: Vec::new(),
         }
     }
 
@@ -106,8 +101,12 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Reports an error, unless the next token is an invalid one: the lexer already
+    /// reported that, and a second message about the same spot would only be noise.
     pub fn error(&mut self, span: Span, msg: impl Into<String>) -> Reported {
-        self.errors.push(Diagnostic::error(self.file, span, msg));
+        if !self.at_kind(TokenKind::Error) {
+            self.errors.push(Diagnostic::error(self.file, span, msg));
+        }
         Reported
     }
 
@@ -117,8 +116,10 @@ impl<'a> Cursor<'a> {
         msg: impl Into<String>,
         help: impl Into<String>,
     ) -> Reported {
-        self.errors
-            .push(Diagnostic::error(self.file, span, msg).with_help(help));
+        if !self.at_kind(TokenKind::Error) {
+            self.errors
+                .push(Diagnostic::error(self.file, span, msg).with_help(help));
+        }
         Reported
     }
 

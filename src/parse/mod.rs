@@ -36,8 +36,10 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
     let mut diagnostics = lexed.errors;
     let mut header = Header::default();
     let items = {
-        let mut c = cursor::Cursor::new(file, src, &lexed.tokens, &mut diagnostics);
-        items::items(&mut c, &mut header)
+        let mut c = cursor::Cursor::new(file, src, &lexed.tokens);
+        let items = items::items(&mut c, &mut header);
+        diagnostics.append(&mut c.errors);
+        items
     };
     let mut module = Module {
         file,

@@ -155,7 +155,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
     // 2. Uses.
     let mut refs: Vec<Reference> = Vec::new();
     // Labels of every body, for DWARF data that refers into bodies.
-    let mut body_labels: FxHashMap<&[u8], (ItemId, Span)> = FxHashMap::default();
+    let mut body_names: FxHashMap<&[u8], (ItemId, Span)> = FxHashMap::default();
     for (i, item) in m.items.iter().enumerate() {
         let item_id = ItemId(i as u32);
         match &item.kind {
@@ -215,7 +215,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                         body,
                         &names,
                         &mut refs,
-                        &mut body_labels,
+                        &mut body_names,
                         errors,
                     );
                 }
@@ -225,7 +225,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
     }
 
     // 3. Debug sections: labels, symbols, or labels inside bodies.
-    let mut body_label_symbols: FxHashMap<&[u8], SymbolId> = FxHashMap::default();
+    let mut body_name_symbols: FxHashMap<&[u8], SymbolId> = FxHashMap::default();
     for (i, item) in m.items.iter().enumerate() {
         let ItemKind::Section(s) = &item.kind else {
             continue;
@@ -234,13 +234,13 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
             let text = &src[span.range()];
             let symbol = if let Some(id) = names.get(text) {
                 id
-            } else if let Some(&id) = body_label_symbols.get(text) {
+            } else if let Some(&id) = body_name_symbols.get(text) {
                 id
-            } else if let Some(&(func, label)) = body_labels.get(text) {
+            } else if let Some(&(func, label)) = body_names.get(text) {
                 let id = SymbolId(symbols.len() as u32);
                 symbols.push(Symbol {
                     name: label,
-                    kind: SymbolKind::BodyLabel,
+                    kind: SymbolKind::BodyName,
                     linkage: Linkage::Local,
                     space: None,
                     decls: vec![Decl {
@@ -250,7 +250,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                         is_definition: true,
                     }],
                 });
-                body_label_symbols.insert(text, id);
+                body_name_symbols.insert(text, id);
                 id
             } else {
                 errors.push(Diagnostic::error(

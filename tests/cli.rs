@@ -1,0 +1,182 @@
+//! The `ptxld` binary as a build system runs it: exit codes, diagnostics, limits,
+//! determinism across thread counts.
+
+mod common;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::*;
+
+fn ptxld(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn tmp(name: &str, contents: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ptxld-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, contents).unwrap();
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn syntax_only_accepts_every_valid_fixture() {
+    let files: Vec<String> = valid_fixtures().iter().map(|p| s(p).to_string()).collect();
+    let mut args = vec!["--syntax-only"];
+    args.extend(files.iter().map(String::as_str));
+    let out = ptxld(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn errors_are_located_with_snippet_and_exit_1() {
+    let p = tmp(
+        "broken.ptx",
+        b".version 7.0\n.target sm_80\n.address_size 64\n.visible .global .u32 x = 0x;\n",
+    );
+    let out = ptxld(&["--syntax-only", s(&p)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let want = format!(
+        "error: {}:4:27: hexadecimal literal needs at least one digit",
+        s(&p)
+    );
+    assert!(err.starts_with(&want), "{err}");
+    assert!(err.contains("4 | .visible .global .u32 x = 0x;\n"), "{err}");
+    assert!(err.contains("  |                           ^~\n"), "{err}");
+}
+
+#[test]
+fn all_errors_of_all_files_are_reported_in_order() {
+    let a = tmp("a_err.ptx", b".version 7.0\n.target sm_99z\n");
+    let b = tmp("b_err.ptx", b".version 7.0\nbogus;\n.global .u32 y = ;\n");
+    // Given in reverse order: diagnostics are still sorted by input position.
+    let out = ptxld(&["--syntax-only", s(&b), s(&a)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let heads: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(heads.len(), 3, "{err}");
+    assert!(heads[0].contains("b_err.ptx:2:1"), "{err}");
+    assert!(heads[1].contains("b_err.ptx:3:18"), "{err}");
+    assert!(heads[2].contains("a_err.ptx:2:9"), "{err}");
+}
+
+#[test]
+fn error_limit_stops_reporting() {
+    let mut src = b".version 7.0\n".to_vec();
+    for _ in 0..30 {
+        src.extend_from_slice(b"junk;\n");
+    }
+    let p = tmp("many.ptx", &src);
+    let out = ptxld(&["--syntax-only", s(&p)]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.matches("error: ").count(), 21, "{err}");
+    assert!(err.contains("too many errors emitted"));
+    let out = ptxld(&["--syntax-only", "--error-limit=0", s(&p)]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.matches("error: ").count(), 30);
+    let out = ptxld(&["--syntax-only", "--error-limit", "5", s(&p)]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.matches("error: ").count(), 6);
+}
+
+#[test]
+fn output_is_identical_for_any_thread_count() {
+    let mut files: Vec<String> = valid_fixtures().iter().map(|p| s(p).to_string()).collect();
+    files.extend(
+        ptx_files(&root().join("fixtures/ptx/hand/bad"))
+            .iter()
+            .map(|p| s(p).to_string()),
+    );
+    let run = |j: &str| {
+        let mut args = vec!["--print-symbols", "--error-limit=0", "-j", j];
+        args.extend(files.iter().map(String::as_str));
+        ptxld(&args)
+    };
+    let one = run("1");
+    let two = run("2");
+    let four = run("4");
+    assert_eq!(one.stdout, two.stdout);
+    assert_eq!(one.stderr, two.stderr);
+    assert_eq!(one.stdout, four.stdout);
+    assert_eq!(one.stderr, four.stderr);
+    assert!(!one.stderr.is_empty() && !one.stdout.is_empty());
+}
+
+#[test]
+fn unreadable_inputs_are_reported_not_panicked() {
+    let out = ptxld(&["--syntax-only", "/nonexistent/x.ptx"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("error: cannot read /nonexistent/x.ptx: "),
+        "{err}"
+    );
+    let out = ptxld(&["--syntax-only", "/tmp"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
+}
+
+#[test]
+fn inputs_larger_than_4_gib_are_refused_clearly() {
+    // A sparse file: no disk space is used.
+    let p = tmp("huge.ptx", b"");
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_len(u32::MAX as u64 + 1).unwrap();
+    drop(f);
+    let out = ptxld(&["--syntax-only", s(&p)]);
+    std::fs::remove_file(&p).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("input is 4294967296 bytes"), "{err}");
+    assert!(err.contains("at most 4294967295 bytes"), "{err}");
+}
+
+#[test]
+fn standard_input_is_read_with_dash() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(["--print-symbols", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b".version 7.0\n.target sm_80\n.address_size 64\n.visible .global .u32 v;\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("symbol 0 v var visible def@4:23 type .global .u32"),
+        "{text}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_1() {
+    for args in [&["--bogus"][..], &["--syntax-only"][..], &["x.ptx"][..]] {
+        let out = ptxld(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("ptxld: error: "));
+    }
+    assert!(ptxld(&["--help"]).status.success());
+}

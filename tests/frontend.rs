@@ -1,0 +1,356 @@
+//! Front-end tests over real producer fixtures: round trip, renaming, known answers,
+//! located errors, and cross-checks against ptxas and producer markers.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use ptxld::describe::describe;
+use ptxld::emit::write_module;
+use ptxld::input::Bytes;
+use ptxld::ir::{Linkage, Module, SymbolKind};
+use ptxld::parse::parse_module;
+use ptxld::source::{FileId, SourceFile};
+
+fn load(path: &Path) -> SourceFile {
+    let bytes = std::fs::read(path).unwrap();
+    SourceFile::new(path.display().to_string(), None, Bytes::Owned(bytes))
+}
+
+fn parse_clean(path: &Path) -> (SourceFile, Module) {
+    let f = load(path);
+    let p = parse_module(FileId(0), f.bytes());
+    if !p.diagnostics.is_empty() {
+        let mut map = ptxld::source::SourceMap::new();
+        map.add(load(path));
+        let msgs: Vec<String> = p.diagnostics.iter().map(|d| d.render(&map)).collect();
+        panic!(
+            "{} does not parse cleanly:\n{}",
+            path.display(),
+            msgs.join("")
+        );
+    }
+    (f, p.module)
+}
+
+#[test]
+fn every_producer_has_fixtures() {
+    for producer in ["llvm", "gcc", "nvrtc", "nvvm", "libdevice", "hand"] {
+        assert!(
+            !producer_fixtures(producer).is_empty(),
+            "fixtures/ptx/{producer} has no .ptx files (scripts/regen-fixtures.sh makes them)"
+        );
+    }
+}
+
+#[test]
+fn every_fixture_round_trips_byte_for_byte() {
+    let files = valid_fixtures();
+    assert!(files.len() >= 20, "only {} fixtures found", files.len());
+    for path in files {
+        let (f, m) = parse_clean(&path);
+        let mut out = Vec::new();
+        write_module(&m, f.bytes(), |_| None, &mut out);
+        assert!(out == f.bytes(), "{} does not round-trip", path.display());
+        // The items and the trivia between them cover the file exactly.
+        let mut pos = 0;
+        for item in &m.items {
+            let gap = &f.bytes()[pos..item.span.lo as usize];
+            let only_trivia = ptxld::lexer::lex(FileId(0), gap).tokens.is_empty();
+            assert!(
+                only_trivia,
+                "{}: tokens between items at {pos}",
+                path.display()
+            );
+            pos = item.span.hi as usize;
+        }
+    }
+}
+
+/// Renames every symbol (appending `_rn`) and returns the renamed text.
+fn rename_all(f: &SourceFile, m: &Module) -> Vec<u8> {
+    let new_names: Vec<Vec<u8>> = m
+        .symbols
+        .iter()
+        .map(|s| {
+            let mut n = f.slice(s.name).to_vec();
+            n.extend_from_slice(b"_rn");
+            n
+        })
+        .collect();
+    let mut out = Vec::new();
+    write_module(m, f.bytes(), |id| Some(&new_names[id.0 as usize]), &mut out);
+    out
+}
+
+/// A listing with symbol names stripped of the `_rn` suffix, and without columns
+/// (renaming shifts them), so original and renamed modules compare equal.
+fn shape(listing: &str) -> String {
+    listing
+        .lines()
+        .map(|l| {
+            l.split(' ')
+                .map(|w| {
+                    let w = w.strip_suffix("_rn").unwrap_or(w);
+                    match w.split_once('@') {
+                        Some((k, pos)) => format!("{k}@{}", pos.split(':').next().unwrap()),
+                        None => match w.split_once(':') {
+                            Some((line, col)) if col.chars().all(|c| c.is_ascii_digit()) => {
+                                line.to_string()
+                            }
+                            _ => w.to_string(),
+                        },
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn renaming_every_symbol_keeps_the_module_shape() {
+    for path in valid_fixtures() {
+        let (f, m) = parse_clean(&path);
+        let renamed = rename_all(&f, &m);
+        let g = SourceFile::new("renamed".into(), None, Bytes::Owned(renamed));
+        let p = parse_module(FileId(0), g.bytes());
+        assert!(
+            p.diagnostics.is_empty(),
+            "{}: renamed output has errors",
+            path.display()
+        );
+        assert_eq!(
+            shape(&describe(&m, &f)),
+            shape(&describe(&p.module, &g)),
+            "{}",
+            path.display()
+        );
+        // No identifier token still spells an old name where a reference was found.
+        for r in &p.module.references {
+            assert!(g.slice(r.span).ends_with(b"_rn"), "{}", path.display());
+        }
+    }
+}
+
+fn ptxas_target(m: &Module, f: &SourceFile) -> String {
+    match m.header.target.as_ref().and_then(|t| t.arch) {
+        Some(a) if a.sm >= 52 => String::from_utf8_lossy(f.slice(a.span)).into_owned(),
+        _ => "sm_52".to_string(),
+    }
+}
+
+/// If the front end missed a reference, the renamed module refers to a name that no
+/// longer exists and ptxas rejects it. This checks reference completeness against
+/// NVIDIA's own assembler.
+#[test]
+fn ptxas_accepts_every_fixture_with_all_symbols_renamed() {
+    let Some(ptxas) = ptxas() else { return };
+    let dir = tempdir("renamed");
+    let mut checked = 0;
+    for path in valid_fixtures() {
+        let (f, m) = parse_clean(&path);
+        // Dynamic .extern .shared arrays, system calls and texture references bind by
+        // name; renaming them is still fine for a relocatable (-c) assembly.
+        let out = dir.join(path.file_name().unwrap());
+        std::fs::write(&out, rename_all(&f, &m)).unwrap();
+        let arch = ptxas_target(&m, &f);
+        let res = Command::new(&ptxas)
+            .args(["-c", &format!("-arch={arch}"), "-o", "/dev/null"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            res.status.success(),
+            "ptxas rejects renamed {}:\n{}",
+            path.display(),
+            String::from_utf8_lossy(&res.stderr)
+        );
+        checked += 1;
+    }
+    assert!(checked >= 20);
+}
+
+pub fn tempdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("ptxld-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn known_answers() {
+    let dir = root().join("fixtures/known");
+    let mut n = 0;
+    for path in ptx_files(&dir) {
+        let (f, m) = parse_clean(&path);
+        let expected = std::fs::read_to_string(path.with_extension("expected")).unwrap();
+        assert_eq!(describe(&m, &f), expected, "{}", path.display());
+        n += 1;
+    }
+    assert!(n >= 2, "known-answer fixtures missing");
+}
+
+/// Each file in fixtures/ptx/hand/bad starts with `// expect: LINE:COL what`.
+#[test]
+fn malformed_inputs_report_located_errors() {
+    let files = ptx_files(&root().join("fixtures/ptx/hand/bad"));
+    assert!(files.len() >= 8, "bad fixtures missing");
+    for path in files {
+        let f = load(&path);
+        let first = std::str::from_utf8(f.line_text(1)).unwrap().to_string();
+        let want = first
+            .strip_prefix("// expect: ")
+            .unwrap_or_else(|| panic!("{}: no `// expect:` line", path.display()));
+        let pos = want.split(' ').next().unwrap();
+        let p = parse_module(FileId(0), f.bytes());
+        assert!(!p.diagnostics.is_empty(), "{}: no error", path.display());
+        let got: Vec<String> = p
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let lc = f.line_col(d.span.lo);
+                format!("{}:{}", lc.line, lc.col)
+            })
+            .collect();
+        assert_eq!(
+            got[0],
+            pos,
+            "{}: first error at {} ({}), expected {want}",
+            path.display(),
+            got[0],
+            p.diagnostics[0].message
+        );
+    }
+}
+
+#[test]
+fn libdevice_defines_its_349_math_functions() {
+    let files = producer_fixtures("libdevice");
+    assert_eq!(files.len(), 1);
+    let (f, m) = parse_clean(&files[0]);
+    let nv: Vec<_> = m
+        .symbols
+        .iter()
+        .filter(|s| {
+            s.kind == SymbolKind::Function
+                && s.linkage == Linkage::Visible
+                && s.definition().is_some()
+                && f.slice(s.name).starts_with(b"__nv_")
+        })
+        .collect();
+    assert_eq!(nv.len(), 349);
+    // Every `__nv_` call inside libdevice resolves to one of its own definitions.
+    assert!(m
+        .references
+        .iter()
+        .all(|r| m.symbol(r.symbol).definition().is_some()));
+}
+
+/// GCC marks every module-scope item with `// BEGIN [GLOBAL] FUNCTION|VAR DECL|DEF: name`:
+/// an independent statement of what the module declares.
+#[test]
+fn gcc_markers_agree_with_the_symbol_table() {
+    let files = producer_fixtures("gcc");
+    assert!(!files.is_empty());
+    for path in files {
+        let (f, m) = parse_clean(&path);
+        let text = String::from_utf8_lossy(f.bytes());
+        let ours: BTreeMap<String, (SymbolKind, Linkage, bool)> = m
+            .symbols
+            .iter()
+            .map(|s| {
+                (
+                    String::from_utf8_lossy(f.slice(s.name)).into_owned(),
+                    (s.kind, s.linkage, s.definition().is_some()),
+                )
+            })
+            .collect();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("// BEGIN ") else {
+                continue;
+            };
+            if rest.starts_with("PREAMBLE") {
+                continue;
+            }
+            let (what, name) = rest.split_once(": ").unwrap();
+            let global = what.starts_with("GLOBAL ");
+            let is_def = what.ends_with("DEF");
+            let is_func = what.contains("FUNCTION");
+            let (kind, linkage, defined) = ours
+                .get(name)
+                .unwrap_or_else(|| panic!("{}: `{name}` missing", path.display()));
+            if is_func {
+                assert!(
+                    matches!(kind, SymbolKind::Function | SymbolKind::Entry),
+                    "{name}"
+                );
+            } else {
+                assert_eq!(*kind, SymbolKind::Variable, "{name}");
+            }
+            assert_eq!(
+                global,
+                *linkage != Linkage::Local,
+                "{}: {name}",
+                path.display()
+            );
+            if is_def {
+                assert!(*defined, "{}: {name} should be defined", path.display());
+            }
+        }
+    }
+}
+
+/// ptxas -c keeps every global and weak definition in the relocatable object's symbol
+/// table; the front end must find exactly those.
+#[test]
+fn global_definitions_match_ptxas_object_symbols() {
+    use object::{Object, ObjectSymbol, SymbolKind as K};
+    let Some(ptxas) = ptxas() else { return };
+    let dir = tempdir("elf");
+    for path in valid_fixtures() {
+        let (f, m) = parse_clean(&path);
+        let cubin = dir.join(path.file_name().unwrap()).with_extension("cubin");
+        let res = Command::new(&ptxas)
+            .args(["-c", &format!("-arch={}", ptxas_target(&m, &f)), "-o"])
+            .arg(&cubin)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            res.status.success(),
+            "{}",
+            String::from_utf8_lossy(&res.stderr)
+        );
+        let data = std::fs::read(&cubin).unwrap();
+        let elf = object::File::parse(&*data).unwrap();
+        let theirs: BTreeSet<(String, bool)> = elf
+            .symbols()
+            .filter(|s| s.is_definition() && (s.is_global() || s.is_weak()))
+            .filter(|s| matches!(s.kind(), K::Text | K::Data))
+            .map(|s| (s.name().unwrap().to_string(), s.is_weak()))
+            .collect();
+        let ours: BTreeSet<(String, bool)> = m
+            .symbols
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.linkage,
+                    Linkage::Visible | Linkage::Weak | Linkage::Common
+                )
+            })
+            .filter(|s| s.definition().is_some())
+            .filter(|s| s.kind != SymbolKind::BodyName && s.kind != SymbolKind::SectionLabel)
+            .map(|s| {
+                (
+                    String::from_utf8_lossy(f.slice(s.name)).into_owned(),
+                    s.linkage == Linkage::Weak,
+                )
+            })
+            .collect();
+        assert_eq!(ours, theirs, "{}", path.display());
+    }
+}

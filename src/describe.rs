@@ -124,6 +124,9 @@ pub fn describe(m: &Module, f: &SourceFile) -> String {
                 at(f, d.name)
             );
         }
+        if let Some(target) = s.aliasee {
+            let _ = write!(out, " alias-of {}", text(f, m.symbol(target).name));
+        }
         // The type of the first declaration.
         if let Some(d) = s.decls.first() {
             match &m.item(d.item).kind {

@@ -528,12 +528,19 @@ pub struct Symbol {
     pub space: Option<StateSpace>,
     /// Every declaration, in source order.
     pub decls: Vec<Decl>,
+    /// For `.alias this, aliasee;`: the function this name is an alias of.
+    pub aliasee: Option<SymbolId>,
 }
 
 impl Symbol {
     /// The defining declaration, if any.
     pub fn definition(&self) -> Option<&Decl> {
         self.decls.iter().find(|d| d.is_definition)
+    }
+
+    /// True if the module defines the symbol: by a definition or by `.alias`.
+    pub fn is_defined(&self) -> bool {
+        self.aliasee.is_some() || self.definition().is_some()
     }
 }
 

@@ -184,6 +184,8 @@ impl Lexer<'_> {
                 }
             } else if is(b, DIGIT) {
                 self.number();
+            } else if b == b'.' && is(self.peek(1), DIGIT) && self.dot_float_ahead() {
+                self.number();
             } else if b == b'.' {
                 self.pos += 1;
                 if is(self.peek(0), FOLLOW) {
@@ -239,6 +241,24 @@ impl Lexer<'_> {
         }
     }
 
+    /// At `.` followed by a digit: is this a float like `.5` rather than an opcode
+    /// suffix like `.2d`? A float's digits are followed by a non-identifier byte or
+    /// an exponent.
+    fn dot_float_ahead(&self) -> bool {
+        let mut i = self.pos + 1;
+        while i < self.src.len() && is(self.src[i], DIGIT) {
+            i += 1;
+        }
+        match self.src.get(i) {
+            None => true,
+            Some(b'e' | b'E') => self
+                .src
+                .get(i + 1)
+                .is_some_and(|&b| is(b, DIGIT) || b == b'+' || b == b'-'),
+            Some(&b) => !is(b, FOLLOW),
+        }
+    }
+
     fn block_comment(&mut self) {
         let lo = self.pos;
         let body = &self.src[lo + 2..];
@@ -279,7 +299,22 @@ impl Lexer<'_> {
         let lo = self.pos;
         let b0 = self.src[lo];
         let b1 = self.peek(1);
-        let kind = if b0 == b'0' && matches!(b1, b'x' | b'X') {
+        let kind = if b0 == b'.' {
+            self.pos += 1;
+            self.eat_while(DIGIT);
+            if matches!(self.peek(0), b'e' | b'E') {
+                let p = if matches!(self.peek(1), b'+' | b'-') {
+                    2
+                } else {
+                    1
+                };
+                if is(self.peek(p), DIGIT) {
+                    self.pos += p;
+                    self.eat_while(DIGIT);
+                }
+            }
+            TokenKind::Float
+        } else if b0 == b'0' && matches!(b1, b'x' | b'X') {
             self.pos += 2;
             self.digits(lo, HEX, "hexadecimal", TokenKind::Int)
         } else if b0 == b'0' && matches!(b1, b'b' | b'B') {
@@ -313,7 +348,12 @@ impl Lexer<'_> {
         } else {
             self.eat_while(DIGIT);
             let mut float = false;
-            if self.peek(0) == b'.' && is(self.peek(1), DIGIT) {
+            // `1.5`, `5.`, `1.e3`, `.5`; but not `1.x` (no PTX operand looks like it,
+            // and it keeps a directive after a number a directive).
+            let next = self.peek(1);
+            if self.peek(0) == b'.'
+                && (is(next, DIGIT) || !is(next, FOLLOW) || matches!(next, b'e' | b'E'))
+            {
                 float = true;
                 self.pos += 1;
                 self.eat_while(DIGIT);
@@ -401,11 +441,16 @@ mod tests {
     #[test]
     fn numeric_literals() {
         use TokenKind::*;
-        let toks = kinds("0x1fU 017 0b101U 42 42U 0 0f3F800000 0D3FF0000000000000 1.5 2e10 6.0");
-        let got: Vec<_> = toks.iter().map(|t| t.0).collect();
+        let toks = kinds(
+            "0x1fU 017 0b101U 42 42U 0 0f3F800000 0D3FF0000000000000 1.5 2e10 6.0 .5, 5., 1.e3 1.5E+2",
+        );
+        let got: Vec<_> = toks.iter().map(|t| t.0).filter(|&k| k != Punct).collect();
         assert_eq!(
             got,
-            vec![Int, Int, Int, Int, Int, Int, Float, Float, Float, Float, Float]
+            vec![
+                Int, Int, Int, Int, Int, Int, Float, Float, Float, Float, Float, Float, Float,
+                Float, Float
+            ]
         );
     }
 

@@ -31,7 +31,19 @@ fn init_value(c: &mut Cursor, refs: &mut Vec<Span>, depth: u32) -> PResult<()> {
             return Ok(());
         }
         loop {
-            init_value(c, refs, depth + 1)?;
+            if is_field_init(c) {
+                // Sampler/texture fields: `{ addr_mode_0 = wrap, filter_mode = linear }`.
+                c.bump();
+                c.bump();
+                match c.peek() {
+                    Some(t) if matches!(t.kind, TokenKind::Ident | TokenKind::Int) => {
+                        c.bump();
+                    }
+                    _ => return Err(c.expected("a value for the sampler field")),
+                }
+            } else {
+                init_value(c, refs, depth + 1)?;
+            }
             if c.eat_punct(b"}") {
                 return Ok(());
             }
@@ -41,6 +53,10 @@ fn init_value(c: &mut Cursor, refs: &mut Vec<Span>, depth: u32) -> PResult<()> {
         }
     }
     expr(c, refs, false, depth)
+}
+
+fn is_field_init(c: &Cursor) -> bool {
+    c.at_kind(TokenKind::Ident) && c.peek_at(1).is_some_and(|t| c.is_punct(t, b"="))
 }
 
 /// Parses a constant expression. With `section_data`, section names (`.debug_abbrev`)

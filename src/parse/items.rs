@@ -500,6 +500,10 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
             let _ = start;
             continue;
         }
+        if starts_item(text) {
+            // The declaration ended without `;` (see below).
+            break;
+        }
         let arity = match text {
             b".noreturn" | b".explicitcluster" | b".blocksareclusters" => 0..=0,
             b".maxntid" | b".reqntid" | b".reqnctapercluster" => 1..=3,
@@ -549,6 +553,15 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
     }
     let body = if c.at_punct(b"{") {
         Some(body(c)?)
+    } else if c.eat_punct(b";") {
+        None
+    } else if c
+        .peek()
+        .is_none_or(|t| t.kind == TokenKind::Directive && starts_item(c.text(t)))
+    {
+        // ptxas accepts a declaration without `;` when the next module-scope item
+        // follows (NVVM writes `.func ... f(...)` directly before `.alias f, g;`).
+        None
     } else {
         c.expect_punct(b";")?;
         None

@@ -13,6 +13,7 @@ use crate::ir::{
     Decl, FuncKind, ItemId, ItemKind, Linkage, Module, RefKind, Reference, StateSpace, Symbol,
     SymbolId, SymbolKind,
 };
+use crate::lexer::TokenKind;
 use crate::source::Span;
 
 /// Name → symbol lookup for one module.
@@ -55,6 +56,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                     linkage,
                     space,
                     decls: vec![decl],
+                    aliasee: None,
                 });
             }
             Some(&id) => {
@@ -185,6 +187,12 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                 }
             }
             ItemKind::Alias { alias, aliasee } => {
+                if let (Some(a), Some(b)) = (
+                    names.get(&src[alias.range()]),
+                    names.get(&src[aliasee.range()]),
+                ) {
+                    symbols[a.0 as usize].aliasee = Some(b);
+                }
                 for &span in [alias, aliasee] {
                     match names.get(&src[span.range()]) {
                         Some(symbol) => refs.push(Reference {
@@ -249,8 +257,27 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                         declarator: 0,
                         is_definition: true,
                     }],
+                    aliasee: None,
                 });
                 body_name_symbols.insert(text, id);
+                // Every use inside the function, so that renaming the name is complete.
+                if let ItemKind::Function(f) = &m.items[func.0 as usize].kind {
+                    if let Some(body) = &f.body {
+                        for t in &m.tokens[body.tokens.range()] {
+                            if t.kind == TokenKind::Ident
+                                && t.span() != label
+                                && t.text(src) == text
+                            {
+                                refs.push(Reference {
+                                    span: t.span(),
+                                    symbol: id,
+                                    item: func,
+                                    kind: RefKind::Operand,
+                                });
+                            }
+                        }
+                    }
+                }
                 id
             } else {
                 errors.push(Diagnostic::error(

@@ -29,13 +29,15 @@ pub fn ptx_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The valid real-producer and hand-written fixtures (everything under fixtures/ptx
-/// except the deliberately broken `bad/` files and raw GCC output).
+/// except the deliberately broken `bad/` and `*-invalid/` files and raw GCC output).
 pub fn valid_fixtures() -> Vec<PathBuf> {
     ptx_files(&root().join("fixtures/ptx"))
         .into_iter()
         .filter(|p| {
-            !p.components()
-                .any(|c| c.as_os_str() == "bad" || c.as_os_str() == "gcc-raw")
+            !p.components().any(|c| {
+                let c = c.as_os_str().to_string_lossy();
+                c == "bad" || c == "gcc-raw" || c.ends_with("-invalid")
+            })
         })
         .collect()
 }

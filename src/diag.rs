@@ -56,6 +56,14 @@ impl Diagnostic {
         }
     }
 
+    /// A warning at `span` in `file`.
+    pub fn warning(file: FileId, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(file, span, message)
+        }
+    }
+
     /// An error with no source location.
     pub fn global_error(message: impl Into<String>) -> Diagnostic {
         Diagnostic {

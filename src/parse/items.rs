@@ -99,6 +99,12 @@ fn starts_item(d: &[u8]) -> bool {
 
 fn item(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
     let t = c.peek().expect("item() called at end");
+    if c.is_punct(t, b"}") {
+        return Err(c.error(
+            t.span(),
+            "unexpected `}` at module scope: there is no `{` to close",
+        ));
+    }
     if t.kind != TokenKind::Directive {
         return Err(c.error_help(
             t.span(),
@@ -151,7 +157,13 @@ fn version(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
                 }
             }
         }
-        _ => return Err(c.expected("a version number MAJOR.MINOR after `.version`")),
+        _ => {
+            let msg = format!(
+                "`.version` needs a version number MAJOR.MINOR, found {}",
+                c.found()
+            );
+            return Err(c.error(d.span(), msg));
+        }
     };
     if let Some(prev) = header.version {
         let _ = prev;
@@ -229,6 +241,10 @@ pub fn parse_arch(text: &[u8]) -> Option<(u32, Option<u8>)> {
 
 fn address_size(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
     let d = c.bump();
+    if !c.at_kind(TokenKind::Int) {
+        let msg = format!("`.address_size` needs 32 or 64, found {}", c.found());
+        return Err(c.error(d.span(), msg));
+    }
     let (n, span) = c.expect_int("32 or 64 after `.address_size`")?;
     if n != 32 && n != 64 {
         return Err(c.error(span, format!("`.address_size` must be 32 or 64, not {n}")));

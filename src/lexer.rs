@@ -184,9 +184,9 @@ impl Lexer<'_> {
                     self.eat_while(FOLLOW);
                     self.push(TokenKind::Ident, lo);
                 }
-            } else if is(b, DIGIT) {
-                self.number();
-            } else if b == b'.' && is(self.peek(1), DIGIT) && self.dot_float_ahead() {
+            } else if is(b, DIGIT)
+                || (b == b'.' && is(self.peek(1), DIGIT) && self.dot_float_ahead())
+            {
                 self.number();
             } else if b == b'.' {
                 self.pos += 1;

@@ -51,7 +51,7 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
         references: Vec::new(),
     };
     resolve::resolve(&mut module, src, &mut diagnostics);
-    diagnostics.sort_by(|a, b| (a.span.lo, a.span.hi).cmp(&(b.span.lo, b.span.hi)));
+    diagnostics.sort_by_key(|d| (d.span.lo, d.span.hi));
     Parsed {
         module,
         diagnostics,

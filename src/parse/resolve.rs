@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::body::walk_body;
+use super::body::{walk_body, BodyCtx, BodyNames};
 use crate::diag::Diagnostic;
 use crate::ir::{
     Decl, FuncKind, ItemId, ItemKind, Linkage, Module, RefKind, Reference, StateSpace, Symbol,
@@ -157,7 +157,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
     // 2. Uses.
     let mut refs: Vec<Reference> = Vec::new();
     // Labels of every body, for DWARF data that refers into bodies.
-    let mut body_names: FxHashMap<&[u8], (ItemId, Span)> = FxHashMap::default();
+    let mut body_names: BodyNames = FxHashMap::default();
     for (i, item) in m.items.iter().enumerate() {
         let item_id = ItemId(i as u32);
         match &item.kind {
@@ -214,18 +214,16 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
             }
             ItemKind::Function(f) => {
                 if let Some(body) = &f.body {
-                    walk_body(
-                        &m.tokens,
+                    let mut cx = BodyCtx {
+                        tokens: &m.tokens,
                         src,
                         file,
-                        item_id,
-                        f,
-                        body,
-                        &names,
-                        &mut refs,
-                        &mut body_names,
+                        names: &names,
+                        refs: &mut refs,
+                        body_names: &mut body_names,
                         errors,
-                    );
+                    };
+                    walk_body(&mut cx, item_id, f, body);
                 }
             }
             _ => {}

@@ -28,6 +28,33 @@ pub struct ParsedInputs {
 /// Maps and parses `paths` in parallel. A file that cannot be read is reported as
 /// an error and left out; every other file is parsed even if some fail.
 pub fn parse_files(paths: &[PathBuf]) -> ParsedInputs {
+    let (sources, mut diagnostics) = load_files(paths);
+    let (modules, parse_diags) = parse_sources(&sources);
+    diagnostics.extend(parse_diags);
+    diagnostics.sort();
+    ParsedInputs {
+        sources,
+        modules,
+        diagnostics,
+    }
+}
+
+/// Like [`parse_files`], but only reports: each module is dropped as soon as it is
+/// parsed, so memory stays bounded by the modules in flight (`--syntax-only`).
+pub fn check_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
+    let (sources, mut diagnostics) = load_files(paths);
+    let files: Vec<_> = sources.files().collect();
+    let per_file: Vec<Vec<Diagnostic>> = files
+        .par_iter()
+        .map(|&(id, f)| parse_module(id, f.bytes()).diagnostics)
+        .collect();
+    diagnostics.extend(per_file.into_iter().flatten());
+    diagnostics.sort();
+    (sources, diagnostics)
+}
+
+/// Maps every input in parallel; unreadable ones become diagnostics.
+fn load_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
     let loaded: Vec<_> = paths.par_iter().map(|p| read_path(p)).collect();
     let mut sources = SourceMap::new();
     let mut diagnostics = Diagnostics::new();
@@ -43,14 +70,7 @@ pub fn parse_files(paths: &[PathBuf]) -> ParsedInputs {
             Err(e) => diagnostics.push(Diagnostic::global_error(e.to_string())),
         }
     }
-    let (modules, parse_diags) = parse_sources(&sources);
-    diagnostics.extend(parse_diags);
-    diagnostics.sort();
-    ParsedInputs {
-        sources,
-        modules,
-        diagnostics,
-    }
+    (sources, diagnostics)
 }
 
 /// Parses every file of `sources` in parallel; modules come back in file order.

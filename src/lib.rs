@@ -23,5 +23,5 @@ pub mod parse;
 pub mod source;
 
 pub use diag::{Diagnostic, Diagnostics};
-pub use frontend::{parse_files, parse_sources, ParsedInputs};
+pub use frontend::{check_files, parse_files, parse_sources, ParsedInputs};
 pub use parse::{parse_module, Parsed};

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 
 use ptxld::describe::describe;
-use ptxld::frontend::parse_files;
+use ptxld::frontend::{check_files, parse_files};
 
 const USAGE: &str = "\
 usage: ptxld [OPTIONS] FILES...
@@ -54,6 +54,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
         }
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            // `-j4`, as make and cargo accept it.
+            _ if arg.starts_with("-j") && arg.len() > 2 => {
+                ("-j".to_string(), Some(arg[2..].to_string()))
+            }
             _ => (arg.clone(), None),
         };
         let mut value = |name: &str| -> Result<String> {
@@ -114,17 +118,21 @@ fn run(o: Options) -> Result<bool> {
             .build_global()
             .context("cannot start the thread pool")?;
     }
+    if !o.print_symbols {
+        let (sources, diagnostics) = check_files(&o.inputs);
+        let report = diagnostics.render(&sources, o.error_limit);
+        std::io::stderr().write_all(report.as_bytes())?;
+        return Ok(!diagnostics.has_errors());
+    }
     let parsed = parse_files(&o.inputs);
     let report = parsed.diagnostics.render(&parsed.sources, o.error_limit);
     std::io::stderr().write_all(report.as_bytes())?;
-    if o.print_symbols {
-        let mut out = std::io::stdout().lock();
-        for (m, (_, f)) in parsed.modules.iter().zip(parsed.sources.files()) {
-            writeln!(out, "# {}", f.name())?;
-            out.write_all(describe(m, f).as_bytes())?;
-        }
-        out.flush()?;
+    let mut out = std::io::stdout().lock();
+    for (m, (_, f)) in parsed.modules.iter().zip(parsed.sources.files()) {
+        writeln!(out, "# {}", f.name())?;
+        out.write_all(describe(m, f).as_bytes())?;
     }
+    out.flush()?;
     Ok(!parsed.diagnostics.has_errors())
 }
 

@@ -205,6 +205,22 @@ impl Lexer<'_> {
                 self.block_comment();
             } else if b == b'"' {
                 self.string();
+            } else if b == 0 {
+                // ptxas stops reading at the first NUL (NVRTC's PTX buffer ends with one,
+                // and tools often write it out). Whatever follows is ignored too, but
+                // anything other than padding deserves a word.
+                let rest = &self.src[lo..];
+                if let Some(i) = rest.iter().position(|&b| b != 0 && !is(b, WS)) {
+                    self.out.errors.push(Diagnostic::warning(
+                        self.file,
+                        Span::new(lo as u32, lo as u32 + 1),
+                        format!(
+                            "NUL byte: the {} bytes after it are ignored, as ptxas ignores them",
+                            rest.len() - i
+                        ),
+                    ));
+                }
+                self.pos = len;
             } else if b.is_ascii_punctuation() {
                 self.pos += 1;
                 let next = self.peek(0);
@@ -535,6 +551,17 @@ mod tests {
             assert_eq!(l.errors.len(), 1, "{src:?}: {:?}", l.errors);
             assert_eq!(l.errors[0].span.lo, at, "{src:?}");
         }
+    }
+
+    #[test]
+    fn lexing_stops_at_nul_like_ptxas() {
+        let l = lex(FileId(0), b"a b\0\0\n");
+        assert!(l.errors.is_empty());
+        assert_eq!(l.tokens.len(), 2);
+        let l = lex(FileId(0), b"a\0junk");
+        assert_eq!(l.tokens.len(), 1);
+        assert_eq!(l.errors.len(), 1);
+        assert!(!l.errors[0].is_error());
     }
 
     #[test]

@@ -51,6 +51,18 @@ pub struct Module {
     pub symbols: Vec<Symbol>,
     /// Every reference to a module-scope symbol, sorted by span.
     pub references: Vec<Reference>,
+    /// Where `.loc` directives name files and debug labels.
+    pub locs: Locs,
+}
+
+/// What the `.loc` directives of a module refer to.
+#[derive(Clone, Debug, Default)]
+pub struct Locs {
+    /// File-index numbers of every `.loc` (and its `inlined_at`), with their spans.
+    pub files: Vec<(Span, u32)>,
+    /// The `, function_name L, inlined_at F L C` tails of `.loc` directives, from the
+    /// first `,` through the last token.
+    pub attrs: Vec<Span>,
 }
 
 /// The module header.
@@ -371,6 +383,10 @@ pub struct TypeSpec {
     pub managed: bool,
     /// Span of the type directive.
     pub ty_span: Span,
+    /// Span of the state-space directive (where a missing `.align` can be inserted).
+    pub space_span: Span,
+    /// Span of the alignment number of `.align N`, if given.
+    pub align_span: Option<Span>,
 }
 
 /// One declared name with its array dimensions and initializer.
@@ -382,6 +398,8 @@ pub struct Declarator {
     pub dims: Vec<Option<u64>>,
     /// Parameterized register count (`%r<100>`), function scope only.
     pub reg_count: Option<u32>,
+    /// From the name through the end of the initializer (or dimensions).
+    pub span: Span,
     /// The initializer after `=`, if any.
     pub init: Option<Initializer>,
 }
@@ -475,6 +493,11 @@ pub struct FuncDecl {
     pub directives: Vec<FuncDirective>,
     /// The body, for definitions.
     pub body: Option<Body>,
+    /// End offset of the signature (after the parameter list, or the name): the
+    /// text from the item start to here is the prototype without attributes.
+    pub header_end: u32,
+    /// `.noreturn` given.
+    pub noreturn: bool,
 }
 
 /// A function body.

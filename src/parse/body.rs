@@ -13,7 +13,7 @@ use super::cursor::Cursor;
 use super::items::{loc_args, pragma};
 use super::resolve::Names;
 use crate::diag::Diagnostic;
-use crate::ir::{Body, FuncDecl, ItemId, RefKind, Reference, StateSpace, SymbolId};
+use crate::ir::{Body, FuncDecl, ItemId, Locs, RefKind, Reference, StateSpace, SymbolId};
 use crate::lexer::{Token, TokenKind};
 use crate::source::{FileId, Span};
 
@@ -32,6 +32,7 @@ struct Walker<'s, 'r> {
     depth: u32,
     refs: &'r mut Vec<Reference>,
     body_names: &'r mut BodyNames<'s>,
+    locs: &'r mut Locs,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -42,6 +43,7 @@ pub(crate) struct BodyCtx<'s, 'r> {
     pub names: &'r Names<'s>,
     pub refs: &'r mut Vec<Reference>,
     pub body_names: &'r mut BodyNames<'s>,
+    pub locs: &'r mut Locs,
     pub errors: &'r mut Vec<Diagnostic>,
 }
 
@@ -56,6 +58,7 @@ pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl,
         depth: 0,
         refs: cx.refs,
         body_names: cx.body_names,
+        locs: cx.locs,
     };
     // Parameters shadow module-scope names for the whole body.
     let sig = &func.signature;
@@ -246,7 +249,7 @@ impl<'s> Walker<'s, '_> {
         match text {
             b".loc" => {
                 self.c.bump();
-                match loc_args(&mut self.c) {
+                match loc_args(&mut self.c, self.locs) {
                     Ok(Some(label)) => {
                         if let Some(symbol) = self.names.get(&self.c.src[label.range()]) {
                             self.refs.push(Reference {

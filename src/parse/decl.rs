@@ -11,6 +11,12 @@ use crate::source::Span;
 /// `space` is the state space if the caller already consumed it.
 pub(crate) fn type_spec(c: &mut Cursor, mut space: Option<StateSpace>) -> PResult<TypeSpec> {
     let start = c.here();
+    let mut space_span = if space.is_some() {
+        c.prev().map(|t| t.span()).unwrap_or_default()
+    } else {
+        Span::default()
+    };
+    let mut align_span = None;
     let mut align = None;
     let mut vector = None;
     let mut ty: Option<(Type, Span)> = None;
@@ -29,13 +35,19 @@ pub(crate) fn type_spec(c: &mut Cursor, mut space: Option<StateSpace>) -> PResul
             }
             match &mut ptr {
                 Some(p) => p.align = Some(n as u32),
-                None => align = Some(n as u32),
+                None => {
+                    align = Some(n as u32);
+                    align_span = Some(span);
+                }
             }
         } else if let Some(s) = StateSpace::from_directive(text) {
             c.bump();
             match (&mut ptr, space) {
                 (Some(p), _) if p.space.is_none() => p.space = Some(s),
-                (None, None) => space = Some(s),
+                (None, None) => {
+                    space = Some(s);
+                    space_span = t.span();
+                }
                 _ => return Err(c.error(t.span(), "more than one state space in declaration")),
             }
         } else if let Some(n) = vector_width(text) {
@@ -105,6 +117,8 @@ pub(crate) fn type_spec(c: &mut Cursor, mut space: Option<StateSpace>) -> PResul
         ptr,
         managed,
         ty_span,
+        space_span,
+        align_span,
     })
 }
 
@@ -154,6 +168,7 @@ pub(crate) fn declarator(c: &mut Cursor, allow_init: bool) -> PResult<Declarator
         dims,
         reg_count,
         init,
+        span: name.to(c.after_prev()),
     })
 }
 

@@ -5,18 +5,18 @@ use super::decl::{declarator, param_list, type_spec};
 use super::expr::expr;
 use crate::ir::{
     Arch, Body, FileDirective, FuncDecl, FuncDirective, FuncKind, Header, Item, ItemKind, Linkage,
-    Section, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl, Version,
+    Locs, Section, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl, Version,
 };
 use crate::lexer::TokenKind;
 use crate::source::Span;
 
 /// Parses every module-scope item. Never fails: unparsable stretches become
 /// [`ItemKind::Error`] items after a diagnostic.
-pub(crate) fn items(c: &mut Cursor, header: &mut Header) -> Vec<Item> {
+pub(crate) fn items(c: &mut Cursor, header: &mut Header, locs: &mut Locs) -> Vec<Item> {
     let mut items = Vec::new();
     while !c.at_end() {
         let start = c.pos;
-        let kind = match item(c, header) {
+        let kind = match item(c, header, locs) {
             Ok(kind) => kind,
             Err(Reported) => {
                 recover(c, start);
@@ -97,7 +97,7 @@ fn starts_item(d: &[u8]) -> bool {
     )
 }
 
-fn item(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
+fn item(c: &mut Cursor, header: &mut Header, locs: &mut Locs) -> PResult<ItemKind> {
     let t = c.peek().expect("item() called at end");
     if c.is_punct(t, b"}") {
         return Err(c.error(
@@ -122,7 +122,7 @@ fn item(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
         b".file" => file(c),
         b".loc" => {
             c.bump();
-            loc_args(c)?;
+            loc_args(c, locs)?;
             Ok(ItemKind::Loc)
         }
         b".pragma" => {
@@ -278,13 +278,17 @@ fn file(c: &mut Cursor) -> PResult<ItemKind> {
 }
 
 /// The arguments of `.loc file line col [, function_name L [+ off]] [, inlined_at f l c]`.
-/// Returns the `function_name` label, if any.
-pub(crate) fn loc_args(c: &mut Cursor) -> PResult<Option<Span>> {
-    c.expect_int("a file index after `.loc`")?;
+/// Returns the `function_name` label, if any; file indices go to `files`.
+pub(crate) fn loc_args(c: &mut Cursor, locs: &mut Locs) -> PResult<Option<Span>> {
+    let (f, span) = c.expect_int("a file index after `.loc`")?;
+    locs.files.push((span, f.min(u32::MAX as u64) as u32));
     c.expect_int("a line number")?;
     c.expect_int("a column number")?;
     let mut label = None;
+    let attrs_start = c.here();
+    let mut any_attr = false;
     while c.eat_punct(b",") {
+        any_attr = true;
         let key = c.expect_ident("`function_name` or `inlined_at`")?;
         match c.text(key) {
             b"function_name" => {
@@ -294,7 +298,8 @@ pub(crate) fn loc_args(c: &mut Cursor) -> PResult<Option<Span>> {
                 }
             }
             b"inlined_at" => {
-                c.expect_int("a file index")?;
+                let (f, span) = c.expect_int("a file index")?;
+                locs.files.push((span, f.min(u32::MAX as u64) as u32));
                 c.expect_int("a line number")?;
                 c.expect_int("a column number")?;
             }
@@ -308,6 +313,9 @@ pub(crate) fn loc_args(c: &mut Cursor) -> PResult<Option<Span>> {
                 ))
             }
         }
+    }
+    if any_attr {
+        locs.attrs.push(attrs_start.to(c.after_prev()));
     }
     Ok(label)
 }
@@ -496,6 +504,7 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
     if c.at_punct(b"(") {
         params = Some(param_list(c)?);
     }
+    let header_end = c.after_prev().hi;
     let mut directives = Vec::new();
     loop {
         let Some(t) = c.peek() else {
@@ -582,6 +591,9 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
         c.expect_punct(b";")?;
         None
     };
+    let noreturn = directives
+        .iter()
+        .any(|d| c.src[d.name.range()] == *b".noreturn");
     Ok(ItemKind::Function(FuncDecl {
         linkage,
         kind,
@@ -589,6 +601,8 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
         signature: Signature { returns, params },
         directives,
         body,
+        header_end,
+        noreturn,
     }))
 }
 

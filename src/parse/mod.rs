@@ -14,7 +14,7 @@ pub use cursor::parse_int;
 pub use items::parse_arch;
 
 use crate::diag::Diagnostic;
-use crate::ir::{Header, Module};
+use crate::ir::{Header, Locs, Module};
 use crate::lexer;
 use crate::source::FileId;
 
@@ -35,9 +35,10 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
     let lexed = lexer::lex(file, src);
     let mut diagnostics = lexed.errors;
     let mut header = Header::default();
+    let mut locs = Locs::default();
     let items = {
         let mut c = cursor::Cursor::new(file, src, &lexed.tokens);
-        let items = items::items(&mut c, &mut header);
+        let items = items::items(&mut c, &mut header, &mut locs);
         diagnostics.append(&mut c.errors);
         items
     };
@@ -49,8 +50,11 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
         header,
         symbols: Vec::new(),
         references: Vec::new(),
+        locs,
     };
     resolve::resolve(&mut module, src, &mut diagnostics);
+    module.locs.files.sort_by_key(|&(span, _)| span.lo);
+    module.locs.attrs.sort_by_key(|span| span.lo);
     diagnostics.sort_by_key(|d| (d.span.lo, d.span.hi));
     Parsed {
         module,

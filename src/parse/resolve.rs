@@ -34,6 +34,7 @@ impl<'a> Names<'a> {
 }
 
 pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) {
+    let mut locs = std::mem::take(&mut m.locs);
     let file = m.file;
     let mut symbols: Vec<Symbol> = Vec::new();
     let mut map: FxHashMap<&[u8], SymbolId> = FxHashMap::default();
@@ -221,6 +222,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                         names: &names,
                         refs: &mut refs,
                         body_names: &mut body_names,
+                        locs: &mut locs,
                         errors,
                     };
                     walk_body(&mut cx, item_id, f, body);
@@ -300,4 +302,5 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
     refs.sort_by_key(|r| (r.span.lo, r.span.hi));
     m.symbols = symbols;
     m.references = refs;
+    m.locs = locs;
 }

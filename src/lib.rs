@@ -8,6 +8,8 @@
 //! * [`parse`]: tokens to the [`ir::Module`] IR, with symbols and references;
 //! * [`frontend`]: all inputs in parallel, deterministic results;
 //! * [`emit`]: writing modules back by splicing source bytes;
+//! * [`link`]: symbol resolution by NVIDIA's rules and the merged module;
+//! * [`output`]: atomic output files;
 //! * [`diag`]: located diagnostics in lld's shape.
 
 #![warn(missing_docs)]
@@ -19,6 +21,8 @@ pub mod frontend;
 pub mod input;
 pub mod ir;
 pub mod lexer;
+pub mod link;
+pub mod output;
 pub mod parse;
 pub mod source;
 

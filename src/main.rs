@@ -1,20 +1,36 @@
 //! The `ptxld` command line.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
 use ptxld::describe::describe;
 use ptxld::frontend::{check_files, parse_files};
+use ptxld::link::header::parse_version;
+use ptxld::link::{link, HeaderOptions, LinkOptions};
+use ptxld::output::{clobbers_input, write_atomic};
 
 const USAGE: &str = "\
-usage: ptxld [OPTIONS] FILES...
+usage: ptxld [OPTIONS] -o OUTPUT FILES...
 
-Reads PTX modules written by LLVM/clang, GCC (nvptx), NVRTC or NVVM.
+Links PTX modules written by LLVM/clang, GCC (nvptx), NVRTC or NVVM into one
+module that ptxas and the CUDA driver accept as a whole program.
 
-Modes:
+Linking:
+  -o FILE              write the merged module to FILE (atomically); - is stdout
+  --arch sm_NN         target of the output (default: the highest input target);
+                       an input for a higher target is an error
+  --ptx-version X.Y    .version of the output (default: the highest input
+                       version); an input needing a newer version is an error
+
+Symbol rules (NVIDIA's): .extern imports; .visible beats .weak; among .weak
+definitions the FIRST in command-line order wins; .common and uninitialized
+.weak variables merge into the largest; module-local names never clash (the
+first keeps its name, later ones become NAME$mN for the N-th input).
+
+Other modes:
   --syntax-only        parse every input and report all errors; exit 0 when
                        every file parses, 1 otherwise
   --print-symbols      like --syntax-only, then list each module's header,
@@ -30,6 +46,8 @@ Options:
 An input named - is read from standard input.";
 
 struct Options {
+    output: Option<PathBuf>,
+    header: HeaderOptions,
     syntax_only: bool,
     print_symbols: bool,
     error_limit: usize,
@@ -39,6 +57,8 @@ struct Options {
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
     let mut o = Options {
+        output: None,
+        header: HeaderOptions::default(),
         syntax_only: false,
         print_symbols: false,
         error_limit: 20,
@@ -78,6 +98,15 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
                 println!("ptxld {}", env!("CARGO_PKG_VERSION"));
                 return Ok(None);
             }
+            "-o" | "--output" => o.output = Some(PathBuf::from(value("-o")?)),
+            "--arch" => o.header.arch = Some(value("--arch")?),
+            "--ptx-version" => {
+                let v = value("--ptx-version")?;
+                o.header.ptx_version = Some(
+                    parse_version(&v)
+                        .with_context(|| format!("--ptx-version needs MAJOR.MINOR, not `{v}`"))?,
+                );
+            }
             "--syntax-only" => o.syntax_only = true,
             "--print-symbols" => o.print_symbols = true,
             "--error-limit" => {
@@ -99,11 +128,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
             _ => bail!("unknown option `{arg}` (see ptxld --help)"),
         }
     }
-    if !o.syntax_only && !o.print_symbols {
-        bail!(
-            "no mode given: this version of ptxld checks inputs (--syntax-only) and lists \
-             their symbols (--print-symbols); see ptxld --help"
-        );
+    if !o.syntax_only && !o.print_symbols && o.output.is_none() {
+        bail!("no output file: use -o FILE (or -o - for standard output); see ptxld --help");
     }
     if o.inputs.is_empty() {
         bail!("no input files (see ptxld --help)");
@@ -117,6 +143,9 @@ fn run(o: Options) -> Result<bool> {
             .num_threads(n)
             .build_global()
             .context("cannot start the thread pool")?;
+    }
+    if let (Some(out), false, false) = (&o.output, o.syntax_only, o.print_symbols) {
+        return link_to(&o, out);
     }
     if !o.print_symbols {
         let (sources, diagnostics) = check_files(&o.inputs);
@@ -134,6 +163,53 @@ fn run(o: Options) -> Result<bool> {
     }
     out.flush()?;
     Ok(!parsed.diagnostics.has_errors())
+}
+
+fn link_to(o: &Options, out: &Path) -> Result<bool> {
+    if clobbers_input(out, &o.inputs) {
+        bail!(
+            "output file {} is also an input; refusing to overwrite it",
+            out.display()
+        );
+    }
+    let parsed = parse_files(&o.inputs);
+    let mut stderr = std::io::stderr().lock();
+    if parsed.diagnostics.has_errors() {
+        stderr.write_all(
+            parsed
+                .diagnostics
+                .render(&parsed.sources, o.error_limit)
+                .as_bytes(),
+        )?;
+        return Ok(false);
+    }
+    // Warnings from parsing (non-ASCII comments, ...) still deserve a look.
+    stderr.write_all(
+        parsed
+            .diagnostics
+            .render(&parsed.sources, o.error_limit)
+            .as_bytes(),
+    )?;
+    let opts = LinkOptions {
+        header: o.header.clone(),
+    };
+    match link(&parsed.sources, &parsed.modules, &opts) {
+        Ok(linked) => {
+            stderr.write_all(
+                linked
+                    .warnings
+                    .render(&parsed.sources, o.error_limit)
+                    .as_bytes(),
+            )?;
+            write_atomic(out, &linked.ptx)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            Ok(true)
+        }
+        Err(errors) => {
+            stderr.write_all(errors.render(&parsed.sources, o.error_limit).as_bytes())?;
+            Ok(false)
+        }
+    }
 }
 
 fn main() -> ExitCode {

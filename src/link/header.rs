@@ -1,0 +1,306 @@
+//! Merging module headers: `.version`, `.target` and `.address_size`
+//! (linking-rules.md §9; docs/linking.md).
+
+use crate::diag::Diagnostic;
+use crate::ir::{Header, Module, TexMode};
+use crate::parse::parse_arch;
+use crate::source::Span;
+
+use super::report::Inputs;
+
+/// The header of the merged module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedHeader {
+    /// `.version major.minor`.
+    pub version: (u32, u32),
+    /// `sm_NN` number.
+    pub sm: u32,
+    /// `a` or `f` suffix of the target.
+    pub suffix: Option<u8>,
+    /// `texmode_independent` (unified is the default and not written).
+    pub texmode_independent: bool,
+    /// `map_f64_to_f32`.
+    pub map_f64_to_f32: bool,
+    /// `debug` (only together with DWARF sections).
+    pub debug: bool,
+    /// `.address_size`.
+    pub address_size: u32,
+}
+
+impl MergedHeader {
+    /// The three header directives.
+    pub fn render(&self) -> String {
+        let mut target = format!("sm_{}", self.sm);
+        if let Some(s) = self.suffix {
+            target.push(s as char);
+        }
+        if self.texmode_independent {
+            target.push_str(", texmode_independent");
+        }
+        if self.map_f64_to_f32 {
+            target.push_str(", map_f64_to_f32");
+        }
+        if self.debug {
+            target.push_str(", debug");
+        }
+        format!(
+            ".version {}.{}\n.target {}\n.address_size {}\n",
+            self.version.0, self.version.1, target, self.address_size
+        )
+    }
+}
+
+/// The lowest PTX ISA version that knows `.target sm_NN[a|f]` (PTX ISA, "Target ISA
+/// notes"); targets not listed need nothing beyond what their modules declare.
+pub fn min_version_for(sm: u32, suffix: Option<u8>) -> (u32, u32) {
+    match (sm, suffix) {
+        (90, Some(b'a')) => (8, 0),
+        (_, Some(b'f')) => (8, 8),
+        (100 | 101, _) => (8, 6),
+        (103 | 121, _) => (8, 8),
+        (120, _) => (8, 7),
+        (89 | 90, _) => (7, 8),
+        (87, _) => (7, 4),
+        (86, _) => (7, 1),
+        (80, _) => (7, 0),
+        (75, _) => (6, 3),
+        (72, _) => (6, 1),
+        (70, _) => (6, 0),
+        (60..=62, _) => (5, 0),
+        (53, _) => (4, 2),
+        (50 | 52, _) => (4, 0),
+        _ => (1, 0),
+    }
+}
+
+/// User overrides of the merged header.
+#[derive(Clone, Debug, Default)]
+pub struct HeaderOptions {
+    /// `--arch sm_NN[a|f]`.
+    pub arch: Option<String>,
+    /// `--ptx-version X.Y`.
+    pub ptx_version: Option<(u32, u32)>,
+}
+
+/// Parses `X.Y`.
+pub fn parse_version(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+fn uses_textures(m: &Module) -> bool {
+    m.items.iter().any(|item| match &item.kind {
+        crate::ir::ItemKind::Variable(v) => v.spec.ty.is_opaque(),
+        crate::ir::ItemKind::Function(f) => f
+            .signature
+            .params
+            .iter()
+            .flatten()
+            .any(|p| p.spec.ty.is_opaque()),
+        _ => false,
+    })
+}
+
+/// Where to point at a module's header directive (or its first byte when absent).
+fn header_span(h: &Header, which: &str) -> Span {
+    match which {
+        "version" => h.version.map(|v| v.span),
+        "target" => h.target.as_ref().map(|t| t.span),
+        _ => h.address_size.map(|(_, s)| s),
+    }
+    .unwrap_or_default()
+}
+
+pub(crate) fn merge(
+    inputs: &Inputs,
+    opts: &HeaderOptions,
+    keep_dwarf: bool,
+) -> Result<MergedHeader, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let ms = inputs.modules;
+    let note = |d: Diagnostic, mi: usize, which: &str, what: String| {
+        d.with_note(ms[mi].file, header_span(&ms[mi].header, which), what)
+    };
+
+    // Address size: equal everywhere; a module without `.address_size` is 32-bit.
+    let bits = |mi: usize| ms[mi].header.address_bits();
+    let describe_bits = |mi: usize| match ms[mi].header.address_size {
+        Some((b, _)) => format!("{b}-bit (.address_size {b})"),
+        None => "32-bit (no .address_size)".to_string(),
+    };
+    if let Some(other) = (1..ms.len()).find(|&i| bits(i) != bits(0)) {
+        let d = Diagnostic::global_error(format!(
+            "address size mismatch: {} is {}, {} is {}",
+            inputs.file_name(0),
+            describe_bits(0),
+            inputs.file_name(other as u32),
+            describe_bits(other)
+        ));
+        let d = note(d, 0, "address", "address size from".into());
+        let d = note(d, other, "address", "address size from".into());
+        errors.push(d.with_help(
+            "modules for different host platforms (32- and 64-bit) cannot be linked; \
+             recompile them with the same pointer size",
+        ));
+    }
+
+    // Target: the highest SM, or --arch; arch-specific targets only with the same SM.
+    let arch_of = |mi: usize| ms[mi].header.target.as_ref().and_then(|t| t.arch);
+    let mut sm = 0;
+    let mut suffix: Option<u8> = None;
+    let mut from = 0usize;
+    for mi in 0..ms.len() {
+        if let Some(a) = arch_of(mi) {
+            let better = a.sm > sm || (a.sm == sm && rank(a.suffix) > rank(suffix));
+            if better {
+                sm = a.sm;
+                suffix = a.suffix;
+                from = mi;
+            }
+        }
+    }
+    let show = |sm: u32, s: Option<u8>| {
+        let mut t = format!("sm_{sm}");
+        if let Some(s) = s {
+            t.push(s as char);
+        }
+        t
+    };
+    if let Some(arch) = &opts.arch {
+        match parse_arch(arch.as_bytes()) {
+            None => errors.push(Diagnostic::global_error(format!(
+                "target: --arch {arch} is not an architecture like sm_80 or sm_90a"
+            ))),
+            Some((want, want_suffix)) => {
+                for mi in 0..ms.len() {
+                    let Some(a) = arch_of(mi) else { continue };
+                    let too_high = a.sm > want;
+                    let incompatible =
+                        a.suffix.is_some() && (a.sm != want || rank(want_suffix) < rank(a.suffix));
+                    if too_high || incompatible {
+                        let d = Diagnostic::global_error(format!(
+                            "target: {} is for {}, which --arch {arch} cannot run",
+                            inputs.file_name(mi as u32),
+                            show(a.sm, a.suffix)
+                        ));
+                        errors.push(note(d, mi, "target", "target set at".into()));
+                    }
+                }
+                sm = want;
+                suffix = want_suffix;
+            }
+        }
+    } else if suffix.is_some() {
+        for mi in 0..ms.len() {
+            if let Some(a) = arch_of(mi) {
+                if a.sm != sm {
+                    let d = Diagnostic::global_error(format!(
+                        "target: {} is for the arch-specific {}, which does not combine with \
+                         {} of {}",
+                        inputs.file_name(from as u32),
+                        show(sm, suffix),
+                        show(a.sm, a.suffix),
+                        inputs.file_name(mi as u32)
+                    ));
+                    let d = note(d, from, "target", "target set at".into());
+                    errors.push(note(d, mi, "target", "target set at".into()));
+                    break;
+                }
+            }
+        }
+    }
+
+    // Version: the highest, at least what the target needs; or --ptx-version.
+    let mut version = (0, 0);
+    for m in ms {
+        if let Some(v) = m.header.version {
+            version = version.max((v.major, v.minor));
+        }
+    }
+    let needed = min_version_for(sm, suffix);
+    if let Some(want) = opts.ptx_version {
+        for (mi, m) in ms.iter().enumerate() {
+            if let Some(v) = m.header.version {
+                if (v.major, v.minor) > want {
+                    let d = Diagnostic::global_error(format!(
+                        "version: {} needs PTX ISA {}.{}, newer than --ptx-version {}.{}",
+                        inputs.file_name(mi as u32),
+                        v.major,
+                        v.minor,
+                        want.0,
+                        want.1
+                    ));
+                    errors.push(note(d, mi, "version", "version set at".into()));
+                }
+            }
+        }
+        if want < needed {
+            errors.push(Diagnostic::global_error(format!(
+                "version: --ptx-version {}.{} is too old for .target {} (needs {}.{})",
+                want.0,
+                want.1,
+                show(sm, suffix),
+                needed.0,
+                needed.1
+            )));
+        }
+        version = want;
+    } else {
+        version = version.max(needed);
+    }
+
+    // Texture mode: modules that use textures must agree.
+    let mode = |mi: usize| {
+        ms[mi]
+            .header
+            .target
+            .as_ref()
+            .and_then(|t| t.texmode)
+            .unwrap_or(TexMode::Unified)
+    };
+    let tex_users: Vec<usize> = (0..ms.len()).filter(|&i| uses_textures(&ms[i])).collect();
+    let mut independent = false;
+    if let Some(&a) = tex_users.first() {
+        independent = mode(a) == TexMode::Independent;
+        if let Some(&b) = tex_users.iter().find(|&&b| mode(b) != mode(a)) {
+            let name = |t| match t {
+                TexMode::Unified => "texmode_unified",
+                TexMode::Independent => "texmode_independent",
+            };
+            let d = Diagnostic::global_error(format!(
+                "texmode: {} uses textures under {} and {} under {}",
+                inputs.file_name(a as u32),
+                name(mode(a)),
+                inputs.file_name(b as u32),
+                name(mode(b))
+            ));
+            let d = note(d, a, "target", "target set at".into());
+            errors.push(note(d, b, "target", "target set at".into()));
+        }
+    }
+
+    let any = |f: fn(&crate::ir::Target) -> bool| {
+        ms.iter().any(|m| m.header.target.as_ref().is_some_and(f))
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(MergedHeader {
+        version,
+        sm,
+        suffix,
+        texmode_independent: independent,
+        map_f64_to_f32: any(|t| t.map_f64_to_f32),
+        debug: keep_dwarf && any(|t| t.debug),
+        address_size: bits(0),
+    })
+}
+
+/// Orders target suffixes: none < `f` (family) < `a` (this exact architecture).
+fn rank(s: Option<u8>) -> u8 {
+    match s {
+        None => 0,
+        Some(b'f') => 1,
+        _ => 2,
+    }
+}

@@ -1,0 +1,521 @@
+//! Resolution: decides, for every symbol of every input, which definition the
+//! merged module keeps and what each reference binds to, by NVIDIA's linkage rules
+//! (../shared/reference/linking-rules.md, summarised with experiments in
+//! docs/linking.md):
+//!
+//! * only `.extern` imports; it binds to a `.visible`, `.weak` or `.common` definition;
+//! * two `.visible` definitions are a duplicate; `.visible` beats `.weak`; among
+//!   `.weak` definitions the first in link order wins;
+//! * `.common` and uninitialized `.weak` variables (C tentative definitions) merge into
+//!   one object of the largest size and alignment; an initialized one must be largest;
+//! * prototypes and variable sizes/state spaces of the bound declarations must agree;
+//! * unresolved: an extern function that is used, or any extern variable, is an error,
+//!   except system calls, dynamic `.extern .shared x[]` and texture references.
+
+use crate::diag::Diagnostic;
+use crate::ir::{ItemKind, Linkage, Module, StateSpace, SymbolId, SymbolKind};
+
+use super::compat::{signature_mismatch, var_size};
+use super::db::{is_global, is_opaque_var, ModSym, SymbolDb};
+use super::report::{display_name, Inputs};
+
+/// Functions the CUDA driver provides: they stay `.extern` unless an input defines them.
+pub const SYSTEM_CALLS: &[&str] = &["vprintf", "malloc", "free", "__assertfail"];
+
+/// One symbol of the merged module.
+#[derive(Clone, Debug)]
+pub(crate) struct OutSym {
+    /// The input symbol whose text is emitted: the definition, or, for what stays
+    /// undefined for the driver, its `.extern` declaration.
+    pub origin: ModSym,
+    pub kind: SymbolKind,
+    /// Bound by name across modules (its name never changes).
+    pub global: bool,
+    /// Alignment to emit instead of the origin's (merged commons, dynamic shared).
+    pub align: Option<u32>,
+    /// The output name; assigned by `names`.
+    pub name: Vec<u8>,
+}
+
+/// The result of resolution.
+pub(crate) struct Resolution {
+    pub outs: Vec<OutSym>,
+    /// `fate[module][symbol]`: the output symbol each input symbol binds to, or `None`
+    /// for symbols that vanish (unused imports) or stay inside a body (labels).
+    pub fate: Vec<Vec<Option<u32>>>,
+}
+
+impl Resolution {
+    pub fn out_of(&self, s: ModSym) -> Option<u32> {
+        self.fate[s.module as usize][s.id.0 as usize]
+    }
+}
+
+struct Resolver<'i, 'a> {
+    inputs: &'i Inputs<'a>,
+    db: &'i SymbolDb<'a>,
+    res: Resolution,
+    errors: Vec<Diagnostic>,
+}
+
+pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<Diagnostic>> {
+    let mut r = Resolver {
+        inputs,
+        db,
+        res: Resolution {
+            outs: Vec::new(),
+            fate: inputs
+                .modules
+                .iter()
+                .map(|m| vec![None; m.symbols.len()])
+                .collect(),
+        },
+        errors: Vec::new(),
+    };
+    for (name, entries) in &db.globals {
+        r.global(name, entries);
+    }
+    for (mi, m) in inputs.modules.iter().enumerate() {
+        for (id, _) in m.symbols_with_ids() {
+            if !is_global(m, id) {
+                r.local(ModSym {
+                    module: mi as u32,
+                    id,
+                });
+            }
+        }
+    }
+    if r.errors.is_empty() {
+        Ok(r.res)
+    } else {
+        Err(r.errors)
+    }
+}
+
+/// What one declaration of a global name says.
+struct Entry {
+    s: ModSym,
+    kind: SymbolKind,
+    linkage: Linkage,
+    defined: bool,
+    initialized: bool,
+    space: Option<StateSpace>,
+    size: Option<u64>,
+    align: Option<u32>,
+}
+
+impl<'a> Resolver<'_, 'a> {
+    fn module(&self, s: ModSym) -> &'a Module {
+        self.inputs.module(s)
+    }
+
+    fn add_out(&mut self, origin: ModSym, global: bool, align: Option<u32>) -> u32 {
+        let kind = self.module(origin).symbol(origin.id).kind;
+        self.res.outs.push(OutSym {
+            origin,
+            kind,
+            global,
+            align,
+            name: Vec::new(),
+        });
+        (self.res.outs.len() - 1) as u32
+    }
+
+    fn bind(&mut self, s: ModSym, out: u32) {
+        self.res.fate[s.module as usize][s.id.0 as usize] = Some(out);
+    }
+
+    fn entry(&self, s: ModSym) -> Entry {
+        let m = self.module(s);
+        let sym = m.symbol(s.id);
+        let mut e = Entry {
+            s,
+            kind: sym.kind,
+            linkage: sym.linkage,
+            defined: sym.is_defined(),
+            initialized: false,
+            space: sym.space,
+            size: None,
+            align: None,
+        };
+        let d = sym.definition().unwrap_or(&sym.decls[0]);
+        if let ItemKind::Variable(v) = &m.item(d.item).kind {
+            let decl = &v.declarators[d.declarator as usize];
+            e.initialized = decl.init.is_some();
+            e.size = var_size(&v.spec, decl);
+            e.align = v.spec.align;
+        }
+        e
+    }
+
+    fn global(&mut self, name: &[u8], symbols: &[ModSym]) {
+        let entries: Vec<Entry> = symbols.iter().map(|&s| self.entry(s)).collect();
+        let shown = display_name(name);
+        // One kind per name.
+        let first = &entries[0];
+        if let Some(other) = entries.iter().find(|e| e.kind != first.kind) {
+            let what = |k| match k {
+                SymbolKind::Function => "a function",
+                SymbolKind::Entry => "a kernel (.entry)",
+                _ => "a variable",
+            };
+            let d = self.inputs.error_notes(
+                format!(
+                    "symbol {shown} is {} in {} but {} in {}",
+                    what(first.kind),
+                    self.inputs.file_name(first.s.module),
+                    what(other.kind),
+                    self.inputs.file_name(other.s.module)
+                ),
+                &[
+                    ("declared at", first.s, self.inputs.def_span(first.s)),
+                    ("declared at", other.s, self.inputs.def_span(other.s)),
+                ],
+            );
+            self.errors.push(d);
+            return;
+        }
+        if first.kind == SymbolKind::Variable {
+            self.global_variable(&shown, &entries);
+        } else {
+            self.global_function(name, &shown, &entries);
+        }
+    }
+
+    fn duplicate(&mut self, shown: &str, defs: &[&Entry]) {
+        for other in &defs[1..] {
+            let d = self.inputs.error_notes(
+                format!("duplicate symbol: {shown}"),
+                &[
+                    ("defined at", defs[0].s, self.inputs.def_span(defs[0].s)),
+                    ("defined at", other.s, self.inputs.def_span(other.s)),
+                ],
+            );
+            self.errors.push(d);
+        }
+    }
+
+    fn undefined(&mut self, shown: &str, entries: &[Entry]) {
+        let mut d = Diagnostic::global_error(format!("undefined symbol: {shown}"));
+        let mut refs = Vec::new();
+        for e in entries {
+            let m = self.module(e.s);
+            refs.extend(
+                m.references
+                    .iter()
+                    .filter(|r| r.symbol == e.s.id)
+                    .map(|r| (m.file, r.span)),
+            );
+        }
+        for &(file, span) in refs.iter().take(3) {
+            d = d.with_note(file, span, "referenced by");
+        }
+        if refs.len() > 3 {
+            d.notes.push(crate::diag::Note {
+                at: None,
+                message: format!("referenced {} more times", refs.len() - 3),
+            });
+        }
+        if refs.is_empty() {
+            let e = &entries[0];
+            d = d.with_note(
+                self.module(e.s).file,
+                self.inputs.def_span(e.s),
+                "declared .extern at",
+            );
+        }
+        self.errors.push(d.with_help(
+            "link the module that defines it, or remove the declaration if it is unused",
+        ));
+    }
+
+    /// A `.visible`/`.weak` (or unmarked) function declared but not defined in its
+    /// own module: ptxas rejects such a module ("Unresolved extern function").
+    fn declared_not_defined(&mut self, e: &Entry, shown: &str) {
+        let what = match e.linkage {
+            Linkage::Local => "without a linkage directive",
+            l => l.as_str(),
+        };
+        let d = self
+            .inputs
+            .error_at(
+                e.s.module,
+                self.inputs.def_span(e.s),
+                format!(
+                    "function {shown} is declared {what} in {} but not defined there",
+                    self.inputs.file_name(e.s.module)
+                ),
+            )
+            .with_help("declare it `.extern` to import it from another module");
+        self.errors.push(d);
+    }
+
+    fn global_function(&mut self, name: &[u8], shown: &str, entries: &[Entry]) {
+        let mut ok = true;
+        for e in entries {
+            if e.linkage != Linkage::Extern && !e.defined {
+                self.declared_not_defined(e, shown);
+                ok = false;
+            }
+        }
+        let strong: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.defined && e.linkage != Linkage::Weak)
+            .collect();
+        if strong.len() > 1 {
+            self.duplicate(shown, &strong);
+            return;
+        }
+        if !ok {
+            return;
+        }
+        let winner = strong
+            .first()
+            .copied()
+            .or_else(|| entries.iter().find(|e| e.defined));
+        let Some(winner) = winner else {
+            let system = SYSTEM_CALLS.iter().any(|s| s.as_bytes() == name);
+            if system {
+                let out = self.add_out(entries[0].s, true, None);
+                for e in entries {
+                    self.bind(e.s, out);
+                }
+            } else if entries.iter().any(|e| self.db.is_used(e.s)) {
+                self.undefined(shown, entries);
+            }
+            // Unused imports of an undefined function vanish.
+            return;
+        };
+        // Every other definition and every used declaration must agree with the winner.
+        let wsig = self.signature(winner.s);
+        for e in entries {
+            if e.s == winner.s || !(e.defined || self.db.is_used(e.s)) {
+                continue;
+            }
+            if let Some(why) = signature_mismatch(wsig, self.signature(e.s)) {
+                let d = self.inputs.error_notes(
+                    format!("prototype mismatch for {shown}: {why}"),
+                    &[
+                        ("defined at", winner.s, self.inputs.def_span(winner.s)),
+                        (
+                            if e.defined {
+                                "also defined at"
+                            } else {
+                                "declared at"
+                            },
+                            e.s,
+                            self.inputs.def_span(e.s),
+                        ),
+                    ],
+                );
+                self.errors.push(d);
+            }
+        }
+        let out = self.add_out(winner.s, true, None);
+        for e in entries {
+            self.bind(e.s, out);
+        }
+    }
+
+    fn signature(&self, s: ModSym) -> &'a crate::ir::Signature {
+        let m = self.module(s);
+        let sym = m.symbol(s.id);
+        let d = sym.definition().unwrap_or(&sym.decls[0]);
+        match &m.item(d.item).kind {
+            ItemKind::Function(f) => &f.signature,
+            _ => unreachable!("functions are declared by function items"),
+        }
+    }
+
+    fn global_variable(&mut self, shown: &str, entries: &[Entry]) {
+        // The state space must agree everywhere.
+        let first = &entries[0];
+        if let Some(other) = entries.iter().find(|e| e.space != first.space) {
+            let sp = |e: &Entry| e.space.map_or("?", StateSpace::as_str);
+            let d = self.inputs.error_notes(
+                format!(
+                    "state space mismatch for variable {shown}: {} in {}, {} in {}",
+                    sp(first),
+                    self.inputs.file_name(first.s.module),
+                    sp(other),
+                    self.inputs.file_name(other.s.module)
+                ),
+                &[
+                    ("declared at", first.s, self.inputs.def_span(first.s)),
+                    ("declared at", other.s, self.inputs.def_span(other.s)),
+                ],
+            );
+            self.errors.push(d);
+            return;
+        }
+        if is_opaque_var(self.module(first.s), first.s.id) {
+            // Texture, sampler and surface references bind by name: one symbol, the
+            // first definition (an initialized sampler keeps its fields), else `.extern`.
+            let origin = entries
+                .iter()
+                .find(|e| e.linkage != Linkage::Extern)
+                .unwrap_or(first)
+                .s;
+            let out = self.add_out(origin, true, None);
+            for e in entries {
+                self.bind(e.s, out);
+            }
+            return;
+        }
+        let strong: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.linkage == Linkage::Visible)
+            .collect();
+        if strong.len() > 1 {
+            self.duplicate(shown, &strong);
+            return;
+        }
+        let inited_commons: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.linkage == Linkage::Common && e.initialized)
+            .collect();
+        if inited_commons.len() > 1 {
+            self.duplicate(shown, &inited_commons);
+            return;
+        }
+        // Tentative definitions: commons and uninitialized weak variables.
+        let tentative: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| {
+                e.linkage == Linkage::Common || (e.linkage == Linkage::Weak && !e.initialized)
+            })
+            .collect();
+        let defs: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.linkage != Linkage::Extern)
+            .collect();
+        let winner: Option<&Entry> = if let Some(&s) = strong.first() {
+            if !inited_commons.is_empty() {
+                self.duplicate(shown, &[s, inited_commons[0]]);
+                return;
+            }
+            Some(s)
+        } else if let Some(w) = entries
+            .iter()
+            .find(|e| e.linkage == Linkage::Weak && e.initialized)
+        {
+            if !inited_commons.is_empty() {
+                self.duplicate(shown, &[w, inited_commons[0]]);
+                return;
+            }
+            Some(w)
+        } else if let Some(&c) = inited_commons.first() {
+            Some(c)
+        } else {
+            // Only tentative definitions: the first of the largest.
+            let max = tentative.iter().map(|e| e.size.unwrap_or(0)).max();
+            tentative
+                .iter()
+                .find(|e| Some(e.size.unwrap_or(0)) == max)
+                .copied()
+        };
+        let Some(winner) = winner else {
+            // Only imports.
+            let dynamic_shared =
+                first.space == Some(StateSpace::Shared) && entries.iter().all(|e| e.size.is_none());
+            if dynamic_shared {
+                let align = entries.iter().filter_map(|e| e.align).max();
+                let own = first.align;
+                let out = self.add_out(first.s, true, if align != own { align } else { None });
+                for e in entries {
+                    self.bind(e.s, out);
+                }
+            } else {
+                self.undefined(shown, entries);
+            }
+            return;
+        };
+        // Sizes: tentative definitions may be smaller than an initialized or strong
+        // winner (they merge into it), an uninitialized strong one must be equal.
+        for t in &tentative {
+            if t.s == winner.s {
+                continue;
+            }
+            let (ws, ts) = (winner.size.unwrap_or(0), t.size.unwrap_or(0));
+            if winner.initialized && ts > ws {
+                let d = self.inputs.error_notes(
+                    format!(
+                        "common symbol {shown} is larger ({ts} bytes) than its initialized \
+                         definition ({ws} bytes)"
+                    ),
+                    &[
+                        ("initialized at", winner.s, self.inputs.def_span(winner.s)),
+                        ("larger at", t.s, self.inputs.def_span(t.s)),
+                    ],
+                );
+                self.errors.push(d);
+            } else if !winner.initialized && winner.linkage == Linkage::Visible && ts != ws {
+                self.size_mismatch(shown, winner, t);
+            }
+        }
+        for e in entries {
+            if e.linkage == Linkage::Extern {
+                if let (Some(a), Some(b)) = (winner.size, e.size) {
+                    if a != b {
+                        self.size_mismatch(shown, winner, e);
+                    }
+                }
+            }
+        }
+        let align = defs.iter().filter_map(|e| e.align).max();
+        let out = self.add_out(
+            winner.s,
+            true,
+            if align != winner.align { align } else { None },
+        );
+        for e in entries {
+            self.bind(e.s, out);
+        }
+    }
+
+    fn size_mismatch(&mut self, shown: &str, a: &Entry, b: &Entry) {
+        let size = |e: &Entry| {
+            e.size
+                .map_or("unsized".to_string(), |s| format!("{s} bytes"))
+        };
+        let d = self.inputs.error_notes(
+            format!(
+                "size mismatch for variable {shown}: {} in {}, {} in {}",
+                size(a),
+                self.inputs.file_name(a.s.module),
+                size(b),
+                self.inputs.file_name(b.s.module)
+            ),
+            &[
+                ("defined at", a.s, self.inputs.def_span(a.s)),
+                ("declared at", b.s, self.inputs.def_span(b.s)),
+            ],
+        );
+        self.errors.push(d);
+    }
+
+    /// A module-local symbol: it is its own output symbol (labels inside bodies stay
+    /// where they are and need none).
+    fn local(&mut self, s: ModSym) {
+        let sym = self.module(s).symbol(s.id);
+        match sym.kind {
+            SymbolKind::BodyName => {}
+            SymbolKind::Function | SymbolKind::Entry if !sym.is_defined() => {
+                let e = self.entry(s);
+                let shown = display_name(self.inputs.name(s));
+                self.declared_not_defined(&e, &shown);
+            }
+            _ => {
+                let out = self.add_out(s, false, None);
+                self.bind(s, out);
+            }
+        }
+    }
+}
+
+/// The symbol id of `name` in `m`, if `m` declares it.
+pub(crate) fn find_symbol(m: &Module, src: &[u8], name: &[u8]) -> Option<SymbolId> {
+    m.symbols_with_ids()
+        .find(|(_, s)| &src[s.name.range()] == name)
+        .map(|(id, _)| id)
+}

@@ -1,0 +1,386 @@
+//! Layout and writing of the merged module.
+//!
+//! Order: header; `.file` table; function prototypes; variables (imports first, then
+//! definitions in dependency order of their initializers); function definitions in
+//! link order; `.alias` directives; debug sections; GCC's `//:FUNC_MAP`-style comments.
+//! So everything is declared before use and nothing is declared after its definition.
+//! Text is spliced from the inputs: only identifiers of renamed symbols, alignments of
+//! merged variables and `.file`/`.loc` indices are substituted.
+
+use petgraph::graph::DiGraph;
+use rustc_hash::FxHashMap;
+
+use crate::diag::Diagnostic;
+use crate::emit::name_occurrences;
+use crate::ir::{ItemKind, Module, SymbolKind};
+use crate::source::Span;
+
+use super::db::{ModSym, SymbolDb};
+use super::header::MergedHeader;
+use super::report::{display_name, Inputs};
+use super::resolve::{find_symbol, Resolution};
+
+/// A substitution: replace the bytes of `span` (possibly empty: an insertion).
+type Edit = (Span, Vec<u8>);
+
+/// How debug sections are carried over.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Dwarf {
+    /// Every section of every module is emitted (their labels renamed apart).
+    Keep,
+    /// Sections with section-relative data from several modules cannot be merged
+    /// yet: drop all sections and the `.loc` attributes that name their labels.
+    Drop,
+}
+
+pub(crate) fn dwarf_policy(modules: &[Module]) -> Dwarf {
+    let with_sections = modules
+        .iter()
+        .filter(|m| {
+            m.items
+                .iter()
+                .any(|i| matches!(i.kind, ItemKind::Section(_)))
+        })
+        .count();
+    let relative = modules.iter().any(|m| {
+        m.items
+            .iter()
+            .any(|i| matches!(&i.kind, ItemKind::Section(s) if !s.section_refs.is_empty()))
+    });
+    if with_sections > 1 && relative {
+        Dwarf::Drop
+    } else {
+        Dwarf::Keep
+    }
+}
+
+struct Writer<'i, 'a> {
+    inputs: &'i Inputs<'a>,
+    res: &'i Resolution,
+    edits: Vec<Vec<Edit>>,
+    out: Vec<u8>,
+}
+
+pub(crate) fn write(
+    inputs: &Inputs,
+    db: &SymbolDb,
+    res: &Resolution,
+    header: &MergedHeader,
+    dwarf: Dwarf,
+) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    let (file_map, file_items) = number_files(inputs);
+    let mut w = Writer {
+        inputs,
+        res,
+        edits: Vec::new(),
+        out: Vec::with_capacity(inputs.modules.len() * 4096),
+    };
+    for (mi, files) in file_map.iter().enumerate() {
+        let e = w.module_edits(mi as u32, files, dwarf);
+        w.edits.push(e);
+    }
+    let var_order = variable_order(inputs, db, res)?;
+
+    w.out.extend_from_slice(header.render().as_bytes());
+    for (mi, item) in file_items {
+        let span = inputs.modules[mi as usize].items[item].span;
+        w.line(mi, span, "");
+    }
+    // Prototypes of every function the module keeps (kernels need none).
+    for out in &res.outs {
+        if out.kind != SymbolKind::Function {
+            continue;
+        }
+        let m = inputs.module(out.origin);
+        let sym = m.symbol(out.origin.id);
+        let d = sym.definition().unwrap_or(&sym.decls[0]);
+        let item = m.item(d.item);
+        if let ItemKind::Function(f) = &item.kind {
+            let tail = if f.noreturn { " .noreturn;" } else { ";" };
+            w.line(
+                out.origin.module,
+                Span::new(item.span.lo, f.header_end),
+                tail,
+            );
+        }
+    }
+    // Variables.
+    for &o in &var_order {
+        w.variable(o as usize);
+    }
+    // Definitions, in link order, with the module-scope pragmas between them.
+    for (mi, m) in inputs.modules.iter().enumerate() {
+        let mi = mi as u32;
+        for item in &m.items {
+            match &item.kind {
+                ItemKind::Function(f) if f.body.is_some() => {
+                    let id = find_symbol(m, inputs.src(mi), &inputs.src(mi)[f.name.range()]);
+                    let me = ModSym {
+                        module: mi,
+                        id: id.expect("every function has a symbol"),
+                    };
+                    let keep = res
+                        .out_of(me)
+                        .is_some_and(|o| res.outs[o as usize].origin == me);
+                    if keep {
+                        w.line(mi, item.span, "");
+                    }
+                }
+                ItemKind::Pragma => w.line(mi, item.span, ""),
+                _ => {}
+            }
+        }
+    }
+    // `.alias` directives of the aliases that won.
+    for out in &res.outs {
+        let m = inputs.module(out.origin);
+        if out.kind != SymbolKind::Function || m.symbol(out.origin.id).aliasee.is_none() {
+            continue;
+        }
+        let name = inputs.name(out.origin);
+        for item in &m.items {
+            if let ItemKind::Alias { alias, .. } = &item.kind {
+                if &inputs.src(out.origin.module)[alias.range()] == name {
+                    w.line(out.origin.module, item.span, "");
+                }
+            }
+        }
+    }
+    if dwarf == Dwarf::Keep {
+        for (mi, m) in inputs.modules.iter().enumerate() {
+            for item in &m.items {
+                if matches!(item.kind, ItemKind::Section(_)) {
+                    w.line(mi as u32, item.span, "");
+                }
+            }
+        }
+    }
+    w.map_comments();
+    Ok(w.out)
+}
+
+impl Writer<'_, '_> {
+    /// Writes `span` of module `mi` with its edits, then `tail` and a newline.
+    fn line(&mut self, mi: u32, span: Span, tail: &str) {
+        splice(
+            &mut self.out,
+            self.inputs.src(mi),
+            span,
+            &self.edits[mi as usize],
+        );
+        self.out.extend_from_slice(tail.as_bytes());
+        self.out.push(b'\n');
+    }
+
+    fn variable(&mut self, o: usize) {
+        let out = &self.res.outs[o];
+        let m = self.inputs.module(out.origin);
+        let sym = m.symbol(out.origin.id);
+        let d = sym.definition().unwrap_or(&sym.decls[0]);
+        let item = m.item(d.item);
+        let ItemKind::Variable(v) = &item.kind else {
+            return;
+        };
+        let decl = &v.declarators[d.declarator as usize];
+        // The part before the first declarator (linkage, space, type), then this
+        // declarator alone: items declaring several names are split.
+        let first_name = v.declarators[0].span.lo;
+        let mi = out.origin.module;
+        let prefix = Span::new(item.span.lo, first_name);
+        let (src, edits) = (self.inputs.src(mi), &self.edits[mi as usize]);
+        splice(&mut self.out, src, prefix, edits);
+        splice(&mut self.out, src, decl.span, edits);
+        self.out.extend_from_slice(b";\n");
+    }
+
+    fn module_edits(&self, mi: u32, files: &FxHashMap<u32, u32>, dwarf: Dwarf) -> Vec<Edit> {
+        let m = &self.inputs.modules[mi as usize];
+        let src = self.inputs.src(mi);
+        let mut edits: Vec<Edit> = Vec::new();
+        for (span, id) in name_occurrences(m) {
+            let Some(o) = self.res.out_of(ModSym { module: mi, id }) else {
+                continue;
+            };
+            let new = &self.res.outs[o as usize].name;
+            if new.as_slice() != &src[span.range()] {
+                edits.push((span, new.clone()));
+            }
+        }
+        for out in &self.res.outs {
+            let (Some(align), true) = (out.align, out.origin.module == mi) else {
+                continue;
+            };
+            let sym = m.symbol(out.origin.id);
+            let d = sym.definition().unwrap_or(&sym.decls[0]);
+            if let ItemKind::Variable(v) = &m.item(d.item).kind {
+                match v.spec.align_span {
+                    Some(span) => edits.push((span, align.to_string().into_bytes())),
+                    None => {
+                        let at = v.spec.space_span.hi;
+                        edits.push((Span::new(at, at), format!(" .align {align}").into_bytes()));
+                    }
+                }
+            }
+        }
+        let mut renumber = |span: Span, old: u32| {
+            if let Some(&new) = files.get(&old) {
+                if new != old {
+                    edits.push((span, new.to_string().into_bytes()));
+                }
+            }
+        };
+        for &(span, old) in &m.locs.files {
+            renumber(span, old);
+        }
+        for item in &m.items {
+            if let ItemKind::File(f) = &item.kind {
+                renumber(f.index_span, f.index);
+            }
+        }
+        if dwarf == Dwarf::Drop {
+            edits.extend(m.locs.attrs.iter().map(|&span| (span, Vec::new())));
+        }
+        // A deletion (a dropped `.loc` attribute) may contain a rename: the outer
+        // edit wins.
+        edits.sort_by_key(|(s, _)| (s.lo, std::cmp::Reverse(s.hi)));
+        let mut end = 0;
+        edits.retain(|(s, _)| {
+            let keep = s.lo >= end || s.is_empty() && s.lo == end;
+            if keep {
+                end = end.max(s.hi);
+            }
+            keep
+        });
+        edits
+    }
+
+    /// GCC's `//:FUNC_MAP "name", ...` and `//:VAR_MAP "name"` comments tell the
+    /// OpenACC/OpenMP runtime where kernels and variables are: keep them, renamed.
+    fn map_comments(&mut self) {
+        for (mi, m) in self.inputs.modules.iter().enumerate() {
+            let src = self.inputs.src(mi as u32);
+            for &c in &m.comments {
+                let text = &src[c.range()];
+                if !(text.starts_with(b"//:FUNC_MAP \"") || text.starts_with(b"//:VAR_MAP \"")) {
+                    continue;
+                }
+                let open = text.iter().position(|&b| b == b'"').unwrap_or(0) + 1;
+                let close = open + text[open..].iter().position(|&b| b == b'"').unwrap_or(0);
+                let name = &text[open..close];
+                let renamed = find_symbol(m, src, name)
+                    .and_then(|id| {
+                        self.res.out_of(ModSym {
+                            module: mi as u32,
+                            id,
+                        })
+                    })
+                    .map(|o| self.res.outs[o as usize].name.as_slice());
+                self.out.extend_from_slice(&text[..open]);
+                self.out.extend_from_slice(renamed.unwrap_or(name));
+                self.out.extend_from_slice(&text[close..]);
+                self.out.push(b'\n');
+            }
+        }
+    }
+}
+
+fn splice(out: &mut Vec<u8>, src: &[u8], span: Span, edits: &[Edit]) {
+    let mut pos = span.lo as usize;
+    let first = edits.partition_point(|(s, _)| s.lo < span.lo);
+    for (s, text) in &edits[first..] {
+        if s.lo >= span.hi {
+            break;
+        }
+        out.extend_from_slice(&src[pos..s.lo as usize]);
+        out.extend_from_slice(text);
+        pos = s.hi as usize;
+    }
+    out.extend_from_slice(&src[pos..span.hi as usize]);
+}
+
+/// Numbers the `.file` entries of all modules 1, 2, ...; identical entries (same
+/// name, timestamp and size) share a number. Returns each module's old → new map
+/// and the items to emit, one per new number.
+#[allow(clippy::type_complexity)]
+fn number_files(inputs: &Inputs) -> (Vec<FxHashMap<u32, u32>>, Vec<(u32, usize)>) {
+    let mut by_text: FxHashMap<&[u8], u32> = FxHashMap::default();
+    let mut maps = Vec::new();
+    let mut items = Vec::new();
+    for (mi, m) in inputs.modules.iter().enumerate() {
+        let src = inputs.src(mi as u32);
+        let mut map = FxHashMap::default();
+        for (ii, item) in m.items.iter().enumerate() {
+            if let ItemKind::File(f) = &item.kind {
+                let key = &src[f.index_span.hi as usize..item.span.hi as usize];
+                let next = by_text.len() as u32 + 1;
+                let new = *by_text.entry(key).or_insert_with(|| {
+                    items.push((mi as u32, ii));
+                    next
+                });
+                map.insert(f.index, new);
+            }
+        }
+        maps.push(map);
+    }
+    (maps, items)
+}
+
+/// Variables in link order, except that a variable whose initializer names another
+/// comes after it (a topological order of the initializer graph, stable by link order).
+fn variable_order(
+    inputs: &Inputs,
+    db: &SymbolDb,
+    res: &Resolution,
+) -> Result<Vec<u32>, Vec<Diagnostic>> {
+    let vars: Vec<u32> = (0..res.outs.len() as u32)
+        .filter(|&o| res.outs[o as usize].kind == SymbolKind::Variable)
+        .collect();
+    let mut g: DiGraph<u32, ()> = DiGraph::new();
+    let node: FxHashMap<u32, _> = vars.iter().map(|&o| (o, g.add_node(o))).collect();
+    for &o in &vars {
+        for used in db.uses(res.outs[o as usize].origin) {
+            if let Some(w) = res.out_of(used) {
+                if w != o && node.contains_key(&w) {
+                    g.update_edge(node[&w], node[&o], ());
+                }
+            }
+        }
+    }
+    // Kahn's algorithm, always taking the earliest ready variable.
+    let mut indeg: Vec<usize> = g
+        .node_indices()
+        .map(|n| {
+            g.neighbors_directed(n, petgraph::Direction::Incoming)
+                .count()
+        })
+        .collect();
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<(u32, usize)>> = g
+        .node_indices()
+        .filter(|n| indeg[n.index()] == 0)
+        .map(|n| std::cmp::Reverse((g[n], n.index())))
+        .collect();
+    let mut order = Vec::with_capacity(vars.len());
+    while let Some(std::cmp::Reverse((o, n))) = ready.pop() {
+        order.push(o);
+        for t in g.neighbors(petgraph::graph::NodeIndex::new(n)) {
+            indeg[t.index()] -= 1;
+            if indeg[t.index()] == 0 {
+                ready.push(std::cmp::Reverse((g[t], t.index())));
+            }
+        }
+    }
+    if order.len() < vars.len() {
+        let stuck: Vec<String> = g
+            .node_indices()
+            .filter(|n| indeg[n.index()] > 0)
+            .map(|n| display_name(&res.outs[g[n] as usize].name))
+            .collect();
+        return Err(vec![Diagnostic::global_error(format!(
+            "variables {} refer to each other in their initializers; PTX has no way to \
+             declare a variable before its definition, so the cycle cannot be emitted",
+            stuck.join(", ")
+        ))]);
+    }
+    let _ = inputs;
+    Ok(order)
+}

@@ -1,0 +1,54 @@
+//! Writing the output file atomically: a failed or interrupted link never leaves a
+//! partial file, and an existing output is replaced in one step.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a
+/// rename. `-` writes to standard output.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if path == Path::new("-") {
+        let mut out = io::stdout().lock();
+        out.write_all(bytes)?;
+        return out.flush();
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
+    })?;
+    let tmp = dir.join(format!(
+        ".{}.ptxld-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// True if `output` names the same file as one of `inputs` (so writing it would
+/// destroy an input).
+pub fn clobbers_input(output: &Path, inputs: &[PathBuf]) -> bool {
+    if output == Path::new("-") {
+        return false;
+    }
+    let Ok(out) = fs::canonicalize(output) else {
+        return false; // does not exist yet
+    };
+    inputs
+        .iter()
+        .filter(|p| p.as_path() != Path::new("-"))
+        .filter_map(|p| fs::canonicalize(p).ok())
+        .any(|p| p == out)
+}

@@ -53,6 +53,36 @@ pub struct Module {
     pub references: Vec<Reference>,
     /// Where `.loc` directives name files and debug labels.
     pub locs: Locs,
+    /// Direct calls (`call (r), f, (a, b);`), in source order.
+    pub calls: Vec<CallSite>,
+    /// Function-scope `.param` declarations (call-block arguments), in source order.
+    pub local_params: Vec<LocalParam>,
+}
+
+/// A `call` instruction with a named callee.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallSite {
+    /// The function containing the call.
+    pub item: ItemId,
+    /// The callee identifier.
+    pub callee: Span,
+    /// The return-value identifiers, in order.
+    pub rets: Vec<Span>,
+    /// The argument identifiers, in order.
+    pub args: Vec<Span>,
+}
+
+/// A `.param` variable declared inside a function body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalParam {
+    /// The function declaring it.
+    pub item: ItemId,
+    /// Its name.
+    pub name: Span,
+    /// `.align N`: the value and the span of `N`.
+    pub align: Option<(u32, Span)>,
+    /// The `.param` directive (a missing `.align` goes after it).
+    pub space: Span,
 }
 
 /// What the `.loc` directives of a module refer to.

@@ -222,6 +222,7 @@ impl Writer<'_, '_> {
                 }
             }
         }
+        self.call_alignments(mi, &mut edits);
         let mut renumber = |span: Span, old: u32| {
             if let Some(&new) = files.get(&old) {
                 if new != old {
@@ -252,6 +253,65 @@ impl Writer<'_, '_> {
             keep
         });
         edits
+    }
+
+    /// ptxas requires an aggregate argument's `.param .align` at a call site to equal
+    /// the callee's formal parameter alignment ("Alignment of argument does not match
+    /// formal parameter"). Producers agree with their own declarations, but a callee
+    /// from another producer may align differently: rewrite the caller's declaration.
+    fn call_alignments(&self, mi: u32, edits: &mut Vec<Edit>) {
+        let m = &self.inputs.modules[mi as usize];
+        let src = self.inputs.src(mi);
+        for call in &m.calls {
+            let Ok(r) = m
+                .references
+                .binary_search_by_key(&call.callee.lo, |r| r.span.lo)
+            else {
+                continue;
+            };
+            let Some(o) = self.res.out_of(ModSym {
+                module: mi,
+                id: m.references[r].symbol,
+            }) else {
+                continue;
+            };
+            let origin = self.res.outs[o as usize].origin;
+            let dm = self.inputs.module(origin);
+            let Some(def) = dm.symbol(origin.id).definition() else {
+                continue;
+            };
+            let ItemKind::Function(f) = &dm.item(def.item).kind else {
+                continue;
+            };
+            let none: &[crate::ir::Param] = &[];
+            let rets = f.signature.returns.as_deref().unwrap_or(none);
+            let params = f.signature.params.as_deref().unwrap_or(none);
+            let pairs = call
+                .rets
+                .iter()
+                .zip(rets)
+                .chain(call.args.iter().zip(params));
+            for (actual, formal) in pairs {
+                let Some(want) = formal.spec.align.filter(|_| !formal.decl.dims.is_empty()) else {
+                    continue;
+                };
+                let name = &src[actual.range()];
+                let decl = m
+                    .local_params
+                    .iter()
+                    .filter(|p| p.item == call.item && p.name.lo < actual.lo)
+                    .rfind(|p| &src[p.name.range()] == name);
+                let Some(decl) = decl else { continue };
+                match decl.align {
+                    Some((have, _)) if have == want => {}
+                    Some((_, span)) => edits.push((span, want.to_string().into_bytes())),
+                    None => {
+                        let at = decl.space.hi;
+                        edits.push((Span::new(at, at), format!(" .align {want}").into_bytes()));
+                    }
+                }
+            }
+        }
     }
 
     /// GCC's `//:FUNC_MAP "name", ...` and `//:VAR_MAP "name"` comments tell the

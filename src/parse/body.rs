@@ -13,7 +13,9 @@ use super::cursor::Cursor;
 use super::items::{loc_args, pragma};
 use super::resolve::Names;
 use crate::diag::Diagnostic;
-use crate::ir::{Body, FuncDecl, ItemId, Locs, RefKind, Reference, StateSpace, SymbolId};
+use crate::ir::{
+    Body, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace, SymbolId,
+};
 use crate::lexer::{Token, TokenKind};
 use crate::source::{FileId, Span};
 
@@ -33,6 +35,8 @@ struct Walker<'s, 'r> {
     refs: &'r mut Vec<Reference>,
     body_names: &'r mut BodyNames<'s>,
     locs: &'r mut Locs,
+    calls: &'r mut Vec<CallSite>,
+    local_params: &'r mut Vec<LocalParam>,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -44,6 +48,8 @@ pub(crate) struct BodyCtx<'s, 'r> {
     pub refs: &'r mut Vec<Reference>,
     pub body_names: &'r mut BodyNames<'s>,
     pub locs: &'r mut Locs,
+    pub calls: &'r mut Vec<CallSite>,
+    pub local_params: &'r mut Vec<LocalParam>,
     pub errors: &'r mut Vec<Diagnostic>,
 }
 
@@ -59,6 +65,8 @@ pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl,
         refs: cx.refs,
         body_names: cx.body_names,
         locs: cx.locs,
+        calls: cx.calls,
+        local_params: cx.local_params,
     };
     // Parameters shadow module-scope names for the whole body.
     let sig = &func.signature;
@@ -205,12 +213,57 @@ impl<'s> Walker<'s, '_> {
             return;
         };
         self.c.bump();
-        let kind = if self.c.text(op) == b"call" {
-            RefKind::Call
+        if self.c.text(op) == b"call" {
+            let start = self.c.pos;
+            self.operands(RefKind::Call, "instruction");
+            self.call_site(start, self.c.pos);
         } else {
-            RefKind::Operand
+            self.operands(RefKind::Operand, "instruction");
+        }
+    }
+
+    /// Records the callee and arguments of `call[.uni] [(ret),] f[, (args)][, proto];`
+    /// from the tokens `start..end` after the opcode.
+    fn call_site(&mut self, start: usize, end: usize) {
+        let toks = &self.c.toks[start..end];
+        let src = self.c.src;
+        let punct = |t: &Token, p: &[u8]| t.kind == TokenKind::Punct && t.text(src) == p;
+        let mut i = 0;
+        while toks.get(i).is_some_and(|t| t.kind == TokenKind::Directive) {
+            i += 1;
+        }
+        // `(ret),`
+        let mut rets = Vec::new();
+        if toks.get(i).is_some_and(|t| punct(t, b"(")) {
+            while i < toks.len() && !punct(&toks[i], b")") {
+                if toks[i].kind == TokenKind::Ident {
+                    rets.push(toks[i].span());
+                }
+                i += 1;
+            }
+            i += 2;
+        }
+        let Some(callee) = toks.get(i).filter(|t| t.kind == TokenKind::Ident) else {
+            return;
         };
-        self.operands(kind, "instruction");
+        let mut args = Vec::new();
+        if toks.get(i + 1).is_some_and(|t| punct(t, b","))
+            && toks.get(i + 2).is_some_and(|t| punct(t, b"("))
+        {
+            args.extend(
+                toks[i + 3..]
+                    .iter()
+                    .take_while(|t| !punct(t, b")"))
+                    .filter(|t| t.kind == TokenKind::Ident)
+                    .map(|t| t.span()),
+            );
+        }
+        self.calls.push(CallSite {
+            item: self.item,
+            callee: callee.span(),
+            rets,
+            args,
+        });
     }
 
     /// Scans operands up to the terminating `;`, recording references.
@@ -309,11 +362,18 @@ impl<'s> Walker<'s, '_> {
     /// block ends.
     fn declaration(&mut self) {
         let start = self.c.pos;
+        let space = self.c.toks[start];
+        let mut align = None;
         // Skip the type specifier directives (and `.attribute(...)`, `.align N`).
         while let Some(t) = self.c.peek().filter(|t| t.kind == TokenKind::Directive) {
             self.c.bump();
             if self.c.text(t) == b".align" && self.c.at_kind(TokenKind::Int) {
-                self.c.bump();
+                let n = self.c.bump();
+                align = self
+                    .c
+                    .int_value(n)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .map(|v| (v, n.span()));
             }
             if self.c.text(t) == b".attribute" && self.c.at_punct(b"(") {
                 while !self.c.at_end() && !self.c.at_punct(b")") {
@@ -335,6 +395,14 @@ impl<'s> Walker<'s, '_> {
             };
             self.c.bump();
             self.define(name, self.depth);
+            if self.c.text(space) == b".param" {
+                self.local_params.push(LocalParam {
+                    item: self.item,
+                    name: name.span(),
+                    align,
+                    space: space.span(),
+                });
+            }
             // `<N>` and `[N]` suffixes.
             while let Some(t) = self.c.peek() {
                 let close: &[u8] = if self.c.is_punct(t, b"<") {

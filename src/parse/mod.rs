@@ -51,6 +51,8 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
         symbols: Vec::new(),
         references: Vec::new(),
         locs,
+        calls: Vec::new(),
+        local_params: Vec::new(),
     };
     resolve::resolve(&mut module, src, &mut diagnostics);
     module.locs.files.sort_by_key(|&(span, _)| span.lo);

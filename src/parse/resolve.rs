@@ -35,6 +35,8 @@ impl<'a> Names<'a> {
 
 pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) {
     let mut locs = std::mem::take(&mut m.locs);
+    let mut calls = Vec::new();
+    let mut local_params = Vec::new();
     let file = m.file;
     let mut symbols: Vec<Symbol> = Vec::new();
     let mut map: FxHashMap<&[u8], SymbolId> = FxHashMap::default();
@@ -223,6 +225,8 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                         refs: &mut refs,
                         body_names: &mut body_names,
                         locs: &mut locs,
+                        calls: &mut calls,
+                        local_params: &mut local_params,
                         errors,
                     };
                     walk_body(&mut cx, item_id, f, body);
@@ -303,4 +307,6 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
     m.symbols = symbols;
     m.references = refs;
     m.locs = locs;
+    m.calls = calls;
+    m.local_params = local_params;
 }

@@ -184,6 +184,10 @@ impl Lexer<'_> {
                     self.eat_while(FOLLOW);
                     self.push(TokenKind::Ident, lo);
                 }
+            } else if is(b, DIGIT) && lo >= 2 && &self.src[lo - 2..lo] == b"::" {
+                // A digit-led instruction qualifier value: `L2::128B`, `scale_vec::1X`.
+                self.eat_while(FOLLOW);
+                self.push(TokenKind::Ident, lo);
             } else if is(b, DIGIT)
                 || (b == b'.' && is(self.peek(1), DIGIT) && self.dot_float_ahead())
             {
@@ -525,6 +529,19 @@ mod tests {
                 (Ident, "_"),
             ]
         );
+    }
+
+    #[test]
+    fn qualifier_values_after_double_colon() {
+        // Found by differential testing against ptxas (docs/front-end.md).
+        for src in [
+            "ld.global.L2::128B.u32 %r1, [%rd1];",
+            "cp.async.cg.shared.global.L2::256B [%r1], [%rd1], 16;",
+            "x.scale_vec::1X.cta_group::1",
+        ] {
+            let l = lex(FileId(0), src.as_bytes());
+            assert!(l.errors.is_empty(), "{src}: {:?}", l.errors);
+        }
     }
 
     #[test]

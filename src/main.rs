@@ -207,8 +207,17 @@ fn link_to(o: &Options, out: &Path) -> Result<bool> {
         }
         Err(errors) => {
             stderr.write_all(errors.render(&parsed.sources, o.error_limit).as_bytes())?;
+            remove_stale(out);
             Ok(false)
         }
+    }
+}
+
+/// After a failed link, an output left from an earlier run would look up to date to
+/// a build system; remove it, as GNU ld does. (It is never an input: checked first.)
+fn remove_stale(out: &Path) {
+    if out != Path::new("-") && out.is_file() {
+        let _ = std::fs::remove_file(out);
     }
 }
 

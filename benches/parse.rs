@@ -1,10 +1,12 @@
-//! `just bench`: front-end throughput, reported as a ratio to `cat` of the same files
-//! measured in the same run (never asserted; tests do not time anything).
+//! `just bench`: front-end and link throughput, reported as a ratio to `cat` of the
+//! same files measured in the same run (never asserted; tests do not time anything).
 //!
 //! Corpora:
 //! * libdevice: the ~845 KB llc-14 build of libdevice (fixtures/ptx/libdevice);
 //! * generated: 200 copies of libdevice with every non-local symbol renamed per copy
 //!   (written by ptxld's own splicing writer), about 170 MB, in target/bench-corpus.
+//!   Linking them exercises resolution of ~70,000 global names and the renaming of
+//!   every colliding module-local symbol (`__internal_*`, `__cudart_*` in each copy).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -98,6 +100,35 @@ fn mb(bytes: u64, d: Duration) -> f64 {
     bytes as f64 / 1e6 / d.as_secs_f64()
 }
 
+fn report_link(name: &str, files: &[PathBuf]) {
+    let bytes: u64 = files
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    let ptxld = env!("CARGO_BIN_EXE_ptxld");
+    let out = root().join("target/bench-linked.ptx");
+    let out = out.to_str().unwrap();
+    let cat = time_cmd("cat", &[], files);
+    let ours = time_cmd(ptxld, &["-o", out], files);
+    let ours1 = time_cmd(ptxld, &["-j", "1", "-o", out], files);
+    let out_len = std::fs::metadata(out).unwrap().len();
+    println!(
+        "{name}: link {} files, {:.1} MB in, {:.1} MB out\n  cat                    {:>8.2} ms\n  \
+         ptxld -o               {:>8.2} ms {:>8.0} MB/s   {:.2}x cat's time\n  \
+         ptxld -j 1 -o          {:>8.2} ms {:>8.0} MB/s   {:.2}x cat's time",
+        files.len(),
+        bytes as f64 / 1e6,
+        out_len as f64 / 1e6,
+        cat.as_secs_f64() * 1e3,
+        ours.as_secs_f64() * 1e3,
+        mb(bytes, ours),
+        ours.as_secs_f64() / cat.as_secs_f64(),
+        ours1.as_secs_f64() * 1e3,
+        mb(bytes, ours1),
+        ours1.as_secs_f64() / cat.as_secs_f64(),
+    );
+}
+
 fn report(name: &str, files: &[PathBuf]) {
     let bytes: u64 = files
         .iter()
@@ -157,4 +188,5 @@ fn main() {
     report("libdevice", std::slice::from_ref(&ld));
     let corpus = generated_corpus(&ld);
     report("generated (200 renamed libdevice copies)", &corpus);
+    report_link("generated (200 renamed libdevice copies)", &corpus);
 }

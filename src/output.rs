@@ -26,9 +26,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         std::process::id()
     ));
     let result = (|| {
+        // No fsync: the rename already guarantees readers see the old file or the
+        // whole new one; durability across a power loss is the build system's concern
+        // (lld and GNU ld do not sync either).
         let mut f = fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        drop(f);
         fs::rename(&tmp, path)
     })();
     if result.is_err() {

@@ -73,7 +73,14 @@ pub(crate) fn write(
         inputs,
         res,
         edits: Vec::new(),
-        out: Vec::with_capacity(inputs.modules.len() * 4096),
+        // The output is about the size of the inputs; reserving it once avoids
+        // repeated growth (copies and page faults) on large links.
+        out: Vec::with_capacity(
+            (0..inputs.modules.len() as u32)
+                .map(|m| inputs.src(m).len())
+                .sum::<usize>()
+                + 4096,
+        ),
     };
     for (mi, files) in file_map.iter().enumerate() {
         let e = w.module_edits(mi as u32, files, dwarf);

@@ -57,6 +57,9 @@ pub struct Module {
     pub calls: Vec<CallSite>,
     /// Function-scope `.param` declarations (call-block arguments), in source order.
     pub local_params: Vec<LocalParam>,
+    /// The first `shfl` or `vote` without `.sync` (pre-6.0 warp code, which ptxas
+    /// rejects for `.target sm_70` and later at PTX ISA 6.4 and later).
+    pub legacy_warp_op: Option<Span>,
 }
 
 /// A `call` instruction with a named callee.

@@ -249,6 +249,35 @@ pub(crate) fn merge(
         version = version.max(needed);
     }
 
+    // Warp instructions without `.sync` (PTX before 6.0) are rejected by ptxas for
+    // sm_70 and later from PTX ISA 6.4 on: no merged header accepts them there.
+    if sm >= 70 && version >= (6, 4) {
+        for (mi, m) in ms.iter().enumerate() {
+            if let Some(op) = m.legacy_warp_op {
+                let what = String::from_utf8_lossy(&inputs.src(mi as u32)[op.range()]).into_owned();
+                let d = inputs
+                    .error_at(
+                        mi as u32,
+                        op,
+                        format!(
+                            "version: {} uses `{what}` without `.sync`, which ptxas rejects for \
+                             .target sm_70 and later at PTX ISA 6.4 and later; the merged module \
+                             needs .target {} and .version {}.{}",
+                            inputs.file_name(mi as u32),
+                            show(sm, suffix),
+                            version.0,
+                            version.1
+                        ),
+                    )
+                    .with_help(
+                        "recompile it for PTX ISA 6.0 or later (GCC: -mptx=6.0 or newer), \
+                         or link it only with modules for targets below sm_70",
+                    );
+                errors.push(d);
+            }
+        }
+    }
+
     // Texture mode: modules that use textures must agree.
     let mode = |mi: usize| {
         ms[mi]

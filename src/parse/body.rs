@@ -37,6 +37,7 @@ struct Walker<'s, 'r> {
     locs: &'r mut Locs,
     calls: &'r mut Vec<CallSite>,
     local_params: &'r mut Vec<LocalParam>,
+    legacy_warp_op: &'r mut Option<Span>,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -50,6 +51,7 @@ pub(crate) struct BodyCtx<'s, 'r> {
     pub locs: &'r mut Locs,
     pub calls: &'r mut Vec<CallSite>,
     pub local_params: &'r mut Vec<LocalParam>,
+    pub legacy_warp_op: &'r mut Option<Span>,
     pub errors: &'r mut Vec<Diagnostic>,
 }
 
@@ -67,6 +69,7 @@ pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl,
         locs: cx.locs,
         calls: cx.calls,
         local_params: cx.local_params,
+        legacy_warp_op: cx.legacy_warp_op,
     };
     // Parameters shadow module-scope names for the whole body.
     let sig = &func.signature;
@@ -213,7 +216,24 @@ impl<'s> Walker<'s, '_> {
             return;
         };
         self.c.bump();
-        if self.c.text(op) == b"call" {
+        let opcode = self.c.text(op);
+        if matches!(opcode, b"shfl" | b"vote") && self.legacy_warp_op.is_none() {
+            let mut i = self.c.pos;
+            let mut sync = false;
+            while let Some(t) = self
+                .c
+                .toks
+                .get(i)
+                .filter(|t| t.kind == TokenKind::Directive)
+            {
+                sync |= t.text(self.c.src) == b".sync";
+                i += 1;
+            }
+            if !sync {
+                *self.legacy_warp_op = Some(op.span());
+            }
+        }
+        if opcode == b"call" {
             let start = self.c.pos;
             self.operands(RefKind::Call, "instruction");
             self.call_site(start, self.c.pos);

@@ -53,6 +53,7 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
         locs,
         calls: Vec::new(),
         local_params: Vec::new(),
+        legacy_warp_op: None,
     };
     resolve::resolve(&mut module, src, &mut diagnostics);
     module.locs.files.sort_by_key(|&(span, _)| span.lo);

@@ -37,6 +37,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
     let mut locs = std::mem::take(&mut m.locs);
     let mut calls = Vec::new();
     let mut local_params = Vec::new();
+    let mut legacy_warp_op = None;
     let file = m.file;
     let mut symbols: Vec<Symbol> = Vec::new();
     let mut map: FxHashMap<&[u8], SymbolId> = FxHashMap::default();
@@ -227,6 +228,7 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                         locs: &mut locs,
                         calls: &mut calls,
                         local_params: &mut local_params,
+                        legacy_warp_op: &mut legacy_warp_op,
                         errors,
                     };
                     walk_body(&mut cx, item_id, f, body);
@@ -309,4 +311,5 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
     m.locs = locs;
     m.calls = calls;
     m.local_params = local_params;
+    m.legacy_warp_op = legacy_warp_op;
 }

@@ -96,15 +96,19 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
-    /// The order diagnostics are reported in: by file, then position, then text.
+    /// The order diagnostics are reported in: by file, then position, then text. A
+    /// diagnostic without a primary location (`duplicate symbol: x`) is ordered by its
+    /// first located note, so link errors come out in input order.
     fn sort_key(&self) -> (Option<FileId>, u32, u32, Severity, &str) {
-        (
-            self.file,
-            self.span.lo,
-            self.span.hi,
-            self.severity,
-            &self.message,
-        )
+        let (file, span) = match self.file {
+            Some(f) => (Some(f), self.span),
+            None => self
+                .notes
+                .iter()
+                .find_map(|n| n.at)
+                .map_or((None, self.span), |(f, s)| (Some(f), s)),
+        };
+        (file, span.lo, span.hi, self.severity, &self.message)
     }
 
     /// Renders the diagnostic with its source snippet.

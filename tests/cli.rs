@@ -184,3 +184,100 @@ fn usage_errors_exit_1() {
     }
     assert!(ptxld(&["--help"]).status.success());
 }
+
+/// The inputs of the largest real-producer link set (four producers + libdevice-free).
+fn real_set() -> Vec<String> {
+    let dir = root().join("fixtures/link/real-all-producers");
+    let case = std::fs::read_to_string(dir.join("case.txt")).unwrap();
+    let line = case.lines().find(|l| l.starts_with("inputs:")).unwrap();
+    line["inputs:".len()..]
+        .split_whitespace()
+        .map(|p| s(&dir.join(p)).to_string())
+        .collect()
+}
+
+#[test]
+fn link_output_is_identical_for_any_thread_count_and_to_stdout() {
+    let inputs = real_set();
+    let run = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(inputs.iter().map(String::as_str));
+        let out = ptxld(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let a = tmp("j1.ptx", b"");
+    let b = tmp("j2.ptx", b"");
+    run(&["-j1", "-o", s(&a)]);
+    run(&["-j", "2", "-o", s(&b)]);
+    let stdout = run(&["-o", "-"]).stdout;
+    let one = std::fs::read(&a).unwrap();
+    assert!(one.len() > 10_000);
+    assert_eq!(one, std::fs::read(&b).unwrap());
+    assert_eq!(one, stdout);
+}
+
+#[test]
+fn output_naming_an_input_is_refused_and_the_input_kept() {
+    let inputs = real_set();
+    let victim = tmp("victim.ptx", &std::fs::read(&inputs[0]).unwrap());
+    let before = std::fs::read(&victim).unwrap();
+    let mut args = vec!["-o", s(&victim), s(&victim)];
+    args.extend(inputs[1..].iter().map(String::as_str));
+    let out = ptxld(&args);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is also an input"));
+    assert_eq!(std::fs::read(&victim).unwrap(), before);
+}
+
+#[test]
+fn a_failed_link_leaves_no_output_file() {
+    let a = tmp(
+        "dup_a.ptx",
+        b".version 7.0\n.target sm_80\n.address_size 64\n\
+          .visible .func (.param .b32 r) _Z3fooi (.param .b32 x)\n{\n\tret;\n}\n",
+    );
+    let b = tmp("dup_b.ptx", &std::fs::read(&a).unwrap());
+    let out_path = tmp("stale.ptx", b"old output from an earlier link");
+    let out = ptxld(&["-o", s(&out_path), s(&a), s(&b)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out_path.exists(), "stale output must be removed");
+    let err = String::from_utf8(out.stderr).unwrap();
+    // lld's shape, with the C++ name demangled next to the mangled one.
+    let want = format!(
+        "error: duplicate symbol: foo(int) (_Z3fooi)\n>>> defined at {}:4:32\n>>> defined at {}:4:32\n",
+        s(&a),
+        s(&b)
+    );
+    assert!(err.starts_with(&want), "{err}");
+    // No temporary file is left behind either.
+    let dir = out_path.parent().unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".ptxld-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn link_errors_respect_the_error_limit() {
+    let mut src = b".version 7.0\n.target sm_80\n.address_size 64\n".to_vec();
+    for i in 0..25 {
+        src.extend_from_slice(format!(".extern .global .u32 missing{i};\n").as_bytes());
+    }
+    let p = tmp("many_undef.ptx", &src);
+    let o = tmp("many_undef.out", b"");
+    let out = ptxld(&["-o", s(&o), s(&p)]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err.matches("error: undefined symbol: missing").count(),
+        20,
+        "{err}"
+    );
+    assert!(err.contains("too many errors emitted"));
+}

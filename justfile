@@ -2,10 +2,11 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-# Check a shipped example: parse real PTX from four producers and list its symbols.
-example:
-    cargo run --release --quiet -- --print-symbols fixtures/ptx/llvm/*.ptx fixtures/ptx/gcc/*.ptx fixtures/ptx/nvrtc/*.ptx fixtures/ptx/nvvm/*.ptx
-    cargo run --release --quiet -- --syntax-only fixtures/ptx/libdevice/*.ptx && echo "libdevice parses cleanly"
+# Link a shipped example (LLVM + NVVM + GCC + libdevice) and assemble it with ptxas.
+example: tools
+    cargo run --release --quiet -- -o target/example.ptx fixtures/ptx/llvm/cu_lib.ptx fixtures/ptx/nvvm/nv_common.ptx fixtures/link/real-libdevice-three-producers/g_nvlib.ptx fixtures/ptx/libdevice/libdevice.sm70.ptx
+    .tools/nv/nvidia/cuda_nvcc/bin/ptxas -arch=sm_80 target/example.ptx -o target/example.cubin
+    @echo "target/example.ptx assembles as a whole program (target/example.cubin)"
 
 # Install the NVIDIA tools and PTX producers the tests use (idempotent).
 tools:

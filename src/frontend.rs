@@ -28,8 +28,15 @@ pub struct ParsedInputs {
 /// Maps and parses `paths` in parallel. A file that cannot be read is reported as
 /// an error and left out; every other file is parsed even if some fail.
 pub fn parse_files(paths: &[PathBuf]) -> ParsedInputs {
+    parse_files_with(paths, true)
+}
+
+/// Like [`parse_files`]; with `keep_tokens == false` each module's token array is
+/// released as soon as it is parsed ([`Module::release_tokens`]), which is all the
+/// linker needs.
+pub fn parse_files_with(paths: &[PathBuf], keep_tokens: bool) -> ParsedInputs {
     let (sources, mut diagnostics) = load_files(paths);
-    let (modules, parse_diags) = parse_sources(&sources);
+    let (modules, parse_diags) = parse_sources_with(&sources, keep_tokens);
     diagnostics.extend(parse_diags);
     diagnostics.sort();
     ParsedInputs {
@@ -75,10 +82,20 @@ fn load_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
 
 /// Parses every file of `sources` in parallel; modules come back in file order.
 pub fn parse_sources(sources: &SourceMap) -> (Vec<Module>, Diagnostics) {
+    parse_sources_with(sources, true)
+}
+
+fn parse_sources_with(sources: &SourceMap, keep_tokens: bool) -> (Vec<Module>, Diagnostics) {
     let files: Vec<_> = sources.files().collect();
     let parsed: Vec<_> = files
         .par_iter()
-        .map(|&(id, f)| parse_module(id, f.bytes()))
+        .map(|&(id, f)| {
+            let mut p = parse_module(id, f.bytes());
+            if !keep_tokens {
+                p.module.release_tokens();
+            }
+            p
+        })
         .collect();
     let mut diagnostics = Diagnostics::new();
     let mut modules = Vec::with_capacity(parsed.len());

@@ -655,4 +655,20 @@ impl Module {
     pub fn tokens_in(&self, range: TokenRange) -> &[Token] {
         &self.tokens[range.range()]
     }
+
+    /// Frees the token array, for consumers that only need spans (the linker). Every
+    /// token range in the module becomes empty. On a 170 MB link this saves a third
+    /// of the memory and most of the page faults (docs/performance.md).
+    pub fn release_tokens(&mut self) {
+        self.tokens = Vec::new();
+        for item in &mut self.items {
+            item.tokens = TokenRange::default();
+            if let ItemKind::Function(FuncDecl {
+                body: Some(body), ..
+            }) = &mut item.kind
+            {
+                body.tokens = TokenRange::default();
+            }
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 
 use ptxld::describe::describe;
-use ptxld::frontend::{check_files, parse_files};
+use ptxld::frontend::{check_files, parse_files, parse_files_with};
 use ptxld::link::header::parse_version;
 use ptxld::link::{link, HeaderOptions, LinkOptions};
 use ptxld::output::{clobbers_input, write_atomic};
@@ -172,7 +172,7 @@ fn link_to(o: &Options, out: &Path) -> Result<bool> {
             out.display()
         );
     }
-    let parsed = parse_files(&o.inputs);
+    let parsed = parse_files_with(&o.inputs, false);
     let mut stderr = std::io::stderr().lock();
     if parsed.diagnostics.has_errors() {
         stderr.write_all(
@@ -221,7 +221,27 @@ fn remove_stale(out: &Path) {
     }
 }
 
+/// glibc's allocator grows each thread's heap in small `mprotect` steps: a 170 MB link
+/// made 18,000 such calls (`strace -c`), a quarter of its run time. A 64 MiB top pad
+/// makes every growth step large (measured: 1.31 s -> 0.88 s; docs/performance.md).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_allocator() {
+    extern "C" {
+        fn mallopt(param: i32, value: i32) -> i32;
+    }
+    const M_TOP_PAD: i32 = -2;
+    // SAFETY: mallopt only changes allocator tuning; it is called before any thread
+    // starts, and a failure (return 0) leaves the defaults in place.
+    unsafe {
+        mallopt(M_TOP_PAD, 64 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_allocator() {}
+
 fn main() -> ExitCode {
+    tune_allocator();
     let result = parse_args(std::env::args().skip(1)).and_then(|o| match o {
         Some(o) => run(o),
         None => Ok(true),

@@ -1,12 +1,12 @@
 //! The linker: many parsed modules in, one PTX module out.
 //!
 //! Phases, each borrowing the previous one's result:
-//! 1. [`db`]: every symbol of every input, the names bound across modules, and the
+//! 1. `db`: every symbol of every input, the names bound across modules, and the
 //!    petgraph graph of references;
-//! 2. [`resolve`]: NVIDIA's linkage rules decide what each symbol binds to;
+//! 2. `resolve`: NVIDIA's linkage rules decide what each symbol binds to;
 //! 3. [`header`]: `.version`, `.target`, `.address_size` of the merged module;
-//! 4. [`names`]: output names (module-local collisions renamed);
-//! 5. [`write`]: layout and splicing of the output text.
+//! 4. `names`: output names (module-local collisions renamed);
+//! 5. `write`: layout and splicing of the output text.
 //!
 //! All errors of a phase are collected, sorted and returned together.
 

@@ -174,22 +174,13 @@ fn link_to(o: &Options, out: &Path) -> Result<bool> {
     }
     let parsed = parse_files_with(&o.inputs, false);
     let mut stderr = std::io::stderr().lock();
+    // Parse errors stop the link; warnings (non-ASCII comments, ...) are shown either way.
+    let report = parsed.diagnostics.render(&parsed.sources, o.error_limit);
+    stderr.write_all(report.as_bytes())?;
     if parsed.diagnostics.has_errors() {
-        stderr.write_all(
-            parsed
-                .diagnostics
-                .render(&parsed.sources, o.error_limit)
-                .as_bytes(),
-        )?;
+        remove_stale(out);
         return Ok(false);
     }
-    // Warnings from parsing (non-ASCII comments, ...) still deserve a look.
-    stderr.write_all(
-        parsed
-            .diagnostics
-            .render(&parsed.sources, o.error_limit)
-            .as_bytes(),
-    )?;
     let opts = LinkOptions {
         header: o.header.clone(),
     };

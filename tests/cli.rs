@@ -281,3 +281,16 @@ fn link_errors_respect_the_error_limit() {
     );
     assert!(err.contains("too many errors emitted"));
 }
+
+#[test]
+fn a_parse_error_in_link_mode_leaves_no_output_file() {
+    let bad = tmp(
+        "link_bad.ptx",
+        b".version 7.0\n.target sm_80\n.global .u32 x = 0x;\n",
+    );
+    let out_path = tmp("link_bad.out", b"stale");
+    let out = ptxld(&["-o", s(&out_path), s(&bad)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("link_bad.ptx:3:18: hexadecimal"));
+    assert!(!out_path.exists());
+}

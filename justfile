@@ -17,7 +17,7 @@ test: tools
     cargo fmt --all -- --check
     cargo clippy --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-    cargo test --all-targets
+    cargo test
     cargo build --manifest-path fuzz/Cargo.toml --quiet
     @echo "fuzz target builds"
 

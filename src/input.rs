@@ -26,7 +26,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use memmap2::{Mmap, MmapOptions};
+use memmap2::Mmap;
 
 /// The largest input ptxld accepts: spans are `u32` byte offsets.
 pub const MAX_INPUT_LEN: u64 = u32::MAX as u64;
@@ -147,8 +147,7 @@ pub fn read_path(path: &Path) -> Result<Bytes, InputError> {
     }
     // SAFETY: see the module documentation: read-only private mapping of a file this
     // process never writes; all accesses are bounds-checked against the mapped length.
-    // `populate` asks the kernel to map every page up front (MAP_POPULATE): the lexer
-    // reads every byte anyway, and one bulk fault is far cheaper than one per page.
-    let map = unsafe { MmapOptions::new().populate().map(&file) }.map_err(io_err)?;
+    // (MAP_POPULATE was tried: no measurable difference on a 169 MB parse.)
+    let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;
     Ok(Bytes::Mapped(map))
 }

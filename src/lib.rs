@@ -20,6 +20,7 @@ pub mod emit;
 pub mod frontend;
 pub mod input;
 pub mod ir;
+pub mod container;
 pub mod lexer;
 pub mod link;
 pub mod output;

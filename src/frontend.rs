@@ -8,8 +8,10 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
+use crate::container::fatbin;
+use crate::container::input::{extract, Target};
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::input::read_path;
+use crate::input::{read_path, Bytes};
 use crate::ir::Module;
 use crate::parse::parse_module;
 use crate::source::{SourceFile, SourceMap};
@@ -25,19 +27,53 @@ pub struct ParsedInputs {
     pub diagnostics: Diagnostics,
 }
 
+/// How inputs are loaded.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Keep each module's token array; `false` releases it right after parsing
+    /// ([`Module::release_tokens`]), which is all the linker needs.
+    pub keep_tokens: bool,
+    /// The link target, for choosing among the PTX entries of container inputs
+    /// (`.fatbin` files, ELF objects); `None` takes each container's highest entry.
+    pub target: Option<Target>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions {
+            keep_tokens: true,
+            target: None,
+        }
+    }
+}
+
 /// Maps and parses `paths` in parallel. A file that cannot be read is reported as
 /// an error and left out; every other file is parsed even if some fail.
 pub fn parse_files(paths: &[PathBuf]) -> ParsedInputs {
-    parse_files_with(paths, true)
+    parse_files_with(paths, &LoadOptions::default())
 }
 
-/// Like [`parse_files`]; with `keep_tokens == false` each module's token array is
-/// released as soon as it is parsed ([`Module::release_tokens`]), which is all the
-/// linker needs.
-pub fn parse_files_with(paths: &[PathBuf], keep_tokens: bool) -> ParsedInputs {
-    let (sources, mut diagnostics) = load_files(paths);
-    let (modules, parse_diags) = parse_sources_with(&sources, keep_tokens);
+/// Like [`parse_files`], with options.
+pub fn parse_files_with(paths: &[PathBuf], opts: &LoadOptions) -> ParsedInputs {
+    let (sources, mut diagnostics, flags) = load_files(paths, opts.target);
+    let (modules, parse_diags) = parse_sources_with(&sources, opts.keep_tokens);
     diagnostics.extend(parse_diags);
+    // A container entry's host flags must match its own PTX: 64-bit hosts run
+    // `.address_size 64` code (the header merge then makes all modules agree).
+    for (m, (_, f)) in modules.iter().zip(sources.files()) {
+        if let Some(flags) = flags[m.file.index()] {
+            let entry_64 = flags & fatbin::flags::ADDR64 != 0;
+            if entry_64 != (m.header.address_bits() == 64) {
+                diagnostics.push(Diagnostic::global_error(format!(
+                    "host platform mismatch: {}: the container entry is for a {}-bit host but \
+                     its PTX has .address_size {}",
+                    f.name(),
+                    if entry_64 { 64 } else { 32 },
+                    m.header.address_bits()
+                )));
+            }
+        }
+    }
     diagnostics.sort();
     ParsedInputs {
         sources,
@@ -49,7 +85,7 @@ pub fn parse_files_with(paths: &[PathBuf], keep_tokens: bool) -> ParsedInputs {
 /// Like [`parse_files`], but only reports: each module is dropped as soon as it is
 /// parsed, so memory stays bounded by the modules in flight (`--syntax-only`).
 pub fn check_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
-    let (sources, mut diagnostics) = load_files(paths);
+    let (sources, mut diagnostics, _) = load_files(paths, None);
     let files: Vec<_> = sources.files().collect();
     let per_file: Vec<Vec<Diagnostic>> = files
         .par_iter()
@@ -60,24 +96,41 @@ pub fn check_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
     (sources, diagnostics)
 }
 
-/// Maps every input in parallel; unreadable ones become diagnostics.
-fn load_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
-    let loaded: Vec<_> = paths.par_iter().map(|p| read_path(p)).collect();
+/// Maps every input in parallel; unreadable ones become diagnostics. A container is
+/// replaced by the PTX of its chosen entry, named `file(entry)`; its entry flags are
+/// returned by file id.
+fn load_files(
+    paths: &[PathBuf],
+    target: Option<Target>,
+) -> (SourceMap, Diagnostics, Vec<Option<u64>>) {
+    let loaded: Vec<_> = paths
+        .par_iter()
+        .map(|p| {
+            let bytes = read_path(p).map_err(|e| e.to_string())?;
+            match extract(bytes.as_slice(), target) {
+                None => Ok((bytes, None, None)),
+                Some(Ok(x)) => Ok((Bytes::Owned(x.text), Some(x.label), Some(x.flags))),
+                Some(Err(e)) => Err(format!("{}: {e}", p.display())),
+            }
+        })
+        .collect();
     let mut sources = SourceMap::new();
     let mut diagnostics = Diagnostics::new();
+    let mut flags = Vec::new();
     for (path, result) in paths.iter().zip(loaded) {
         match result {
-            Ok(bytes) => {
-                sources.add(SourceFile::new(
-                    path.display().to_string(),
-                    Some(path.clone()),
-                    bytes,
-                ));
+            Ok((bytes, label, entry_flags)) => {
+                let name = match label {
+                    Some(l) => format!("{}({l})", path.display()),
+                    None => path.display().to_string(),
+                };
+                sources.add(SourceFile::new(name, Some(path.clone()), bytes));
+                flags.push(entry_flags);
             }
-            Err(e) => diagnostics.push(Diagnostic::global_error(e.to_string())),
+            Err(e) => diagnostics.push(Diagnostic::global_error(e)),
         }
     }
-    (sources, diagnostics)
+    (sources, diagnostics, flags)
 }
 
 /// Parses every file of `sources` in parallel; modules come back in file order.

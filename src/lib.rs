@@ -14,13 +14,13 @@
 
 #![warn(missing_docs)]
 
+pub mod container;
 pub mod describe;
 pub mod diag;
 pub mod emit;
 pub mod frontend;
 pub mod input;
 pub mod ir;
-pub mod container;
 pub mod lexer;
 pub mod link;
 pub mod output;

@@ -6,22 +6,35 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
+use ptxld::container::elf::write_host_object;
+use ptxld::container::fatbin::{self, PtxEntry};
+use ptxld::container::Emit;
 use ptxld::describe::describe;
-use ptxld::frontend::{check_files, parse_files, parse_files_with};
+use ptxld::frontend::{check_files, parse_files, parse_files_with, LoadOptions};
 use ptxld::link::header::parse_version;
 use ptxld::link::{link, HeaderOptions, LinkOptions};
 use ptxld::output::{clobbers_input, write_atomic};
+use ptxld::parse::parse_arch;
 
 const USAGE: &str = "\
 usage: ptxld [OPTIONS] -o OUTPUT FILES...
 
 Links PTX modules written by LLVM/clang, GCC (nvptx), NVRTC or NVVM into one
-module that ptxas and the CUDA driver accept as a whole program.
+module that ptxas and the CUDA driver accept as a whole program. Inputs may also
+be fatbins and ELF objects carrying one (nvcc -c output): their PTX entry for the
+target (else the highest below it) is linked.
 
 Linking:
   -o FILE              write the merged module to FILE (atomically); - is stdout
   --arch sm_NN         target of the output (default: the highest input target);
-                       an input for a higher target is an error
+                       an input for a higher target is an error. Repeat it with
+                       --emit fatbin/obj for one PTX entry per target
+  --emit KIND          ptx, fatbin or obj (default from the -o extension:
+                       .fatbin -> fatbin, .o -> obj, otherwise ptx)
+  --symbol NAME        base name of the symbols of an obj output:
+                       NAME_fatbin_data (the container) and NAME_fatbin_wrapper
+                       (the 24-byte wrapper for __cudaRegisterFatBinary);
+                       default ptxld
   --ptx-version X.Y    .version of the output (default: the highest input
                        version); an input needing a newer version is an error
 
@@ -47,7 +60,10 @@ An input named - is read from standard input.";
 
 struct Options {
     output: Option<PathBuf>,
-    header: HeaderOptions,
+    emit: Option<Emit>,
+    archs: Vec<String>,
+    ptx_version: Option<(u32, u32)>,
+    symbol: String,
     syntax_only: bool,
     print_symbols: bool,
     error_limit: usize,
@@ -58,7 +74,10 @@ struct Options {
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
     let mut o = Options {
         output: None,
-        header: HeaderOptions::default(),
+        emit: None,
+        archs: Vec::new(),
+        ptx_version: None,
+        symbol: "ptxld".to_string(),
         syntax_only: false,
         print_symbols: false,
         error_limit: 20,
@@ -99,10 +118,27 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
                 return Ok(None);
             }
             "-o" | "--output" => o.output = Some(PathBuf::from(value("-o")?)),
-            "--arch" => o.header.arch = Some(value("--arch")?),
+            "--arch" => o.archs.push(value("--arch")?),
+            "--emit" => {
+                let v = value("--emit")?;
+                o.emit = Some(
+                    Emit::parse(&v)
+                        .with_context(|| format!("--emit takes ptx, fatbin or obj, not `{v}`"))?,
+                );
+            }
+            "--symbol" => {
+                let v = value("--symbol")?;
+                let ok = !v.is_empty()
+                    && !v.starts_with(|c: char| c.is_ascii_digit())
+                    && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !ok {
+                    bail!("--symbol needs a C identifier, not `{v}`");
+                }
+                o.symbol = v;
+            }
             "--ptx-version" => {
                 let v = value("--ptx-version")?;
-                o.header.ptx_version = Some(
+                o.ptx_version = Some(
                     parse_version(&v)
                         .with_context(|| format!("--ptx-version needs MAJOR.MINOR, not `{v}`"))?,
                 );
@@ -172,36 +208,84 @@ fn link_to(o: &Options, out: &Path) -> Result<bool> {
             out.display()
         );
     }
-    let parsed = parse_files_with(&o.inputs, false);
-    let mut stderr = std::io::stderr().lock();
-    // Parse errors stop the link; warnings (non-ASCII comments, ...) are shown either way.
-    let report = parsed.diagnostics.render(&parsed.sources, o.error_limit);
-    stderr.write_all(report.as_bytes())?;
-    if parsed.diagnostics.has_errors() {
-        remove_stale(out);
-        return Ok(false);
+    let emit = o.emit.unwrap_or_else(|| Emit::from_path(out));
+    if emit == Emit::Ptx && o.archs.len() > 1 {
+        bail!("several --arch give several PTX modules: use --emit fatbin or --emit obj");
     }
-    let opts = LinkOptions {
-        header: o.header.clone(),
+    // One link per target: each fatbin entry is the merged module for its --arch.
+    let targets: Vec<Option<String>> = if o.archs.is_empty() {
+        vec![None]
+    } else {
+        o.archs.iter().cloned().map(Some).collect()
     };
-    match link(&parsed.sources, &parsed.modules, &opts) {
-        Ok(linked) => {
-            stderr.write_all(
-                linked
-                    .warnings
-                    .render(&parsed.sources, o.error_limit)
-                    .as_bytes(),
-            )?;
-            write_atomic(out, &linked.ptx)
-                .with_context(|| format!("cannot write {}", out.display()))?;
-            Ok(true)
+    let mut stderr = std::io::stderr().lock();
+    let mut linked = Vec::new();
+    for (i, arch) in targets.iter().enumerate() {
+        let load = LoadOptions {
+            keep_tokens: false,
+            target: arch.as_deref().and_then(|a| parse_arch(a.as_bytes())),
+        };
+        let parsed = parse_files_with(&o.inputs, &load);
+        // Parse errors stop the link; warnings are shown (once) either way.
+        if i == 0 || parsed.diagnostics.has_errors() {
+            let report = parsed.diagnostics.render(&parsed.sources, o.error_limit);
+            stderr.write_all(report.as_bytes())?;
         }
-        Err(errors) => {
-            stderr.write_all(errors.render(&parsed.sources, o.error_limit).as_bytes())?;
+        if parsed.diagnostics.has_errors() {
             remove_stale(out);
-            Ok(false)
+            return Ok(false);
+        }
+        let opts = LinkOptions {
+            header: HeaderOptions {
+                arch: arch.clone(),
+                ptx_version: o.ptx_version,
+            },
+        };
+        match link(&parsed.sources, &parsed.modules, &opts) {
+            Ok(l) => {
+                if i == 0 {
+                    let report = l.warnings.render(&parsed.sources, o.error_limit);
+                    stderr.write_all(report.as_bytes())?;
+                }
+                linked.push(l);
+            }
+            Err(errors) => {
+                stderr.write_all(errors.render(&parsed.sources, o.error_limit).as_bytes())?;
+                remove_stale(out);
+                return Ok(false);
+            }
         }
     }
+    let bytes = match emit {
+        Emit::Ptx => std::mem::take(&mut linked[0].ptx),
+        Emit::Fatbin | Emit::Obj => {
+            let identifier = match out.file_stem().and_then(|s| s.to_str()) {
+                Some(stem) if out != Path::new("-") => format!("{stem}.ptx"),
+                _ => "ptxld.ptx".to_string(),
+            };
+            let entries: Vec<PtxEntry> = linked
+                .iter()
+                .map(|l| PtxEntry {
+                    text: &l.ptx,
+                    sm: l.header.sm,
+                    suffix: l.header.suffix,
+                    version: l.header.version,
+                    address_bits: l.header.address_size,
+                    debug: l.header.debug,
+                    identifier: &identifier,
+                })
+                .collect();
+            let container = fatbin::write(&entries);
+            if emit == Emit::Fatbin {
+                container
+            } else {
+                write_host_object(&container, &o.symbol)
+                    .map_err(|e| anyhow::anyhow!("cannot build the ELF object: {e}"))?
+            }
+        }
+    };
+    write_atomic(out, &bytes).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(true)
 }
 
 /// After a failed link, an output left from an earlier run would look up to date to

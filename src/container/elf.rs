@@ -18,14 +18,21 @@ pub const WRAPPER_MAGIC: u32 = 0x4662_43B1;
 
 /// Names of the two global symbols an object gets for base name `base`.
 pub fn symbol_names(base: &str) -> (String, String) {
-    (format!("{base}_fatbin_data"), format!("{base}_fatbin_wrapper"))
+    (
+        format!("{base}_fatbin_data"),
+        format!("{base}_fatbin_wrapper"),
+    )
 }
 
 /// Writes an x86-64 ELF relocatable object holding `fatbin` and its wrapper, with
 /// global symbols `<base>_fatbin_data` (the container) and `<base>_fatbin_wrapper`.
 pub fn write_host_object(fatbin: &[u8], base: &str) -> Result<Vec<u8>, object::write::Error> {
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
-    let data = obj.add_section(Vec::new(), b".nv_fatbin".to_vec(), SectionKind::ReadOnlyData);
+    let data = obj.add_section(
+        Vec::new(),
+        b".nv_fatbin".to_vec(),
+        SectionKind::ReadOnlyData,
+    );
     let data_off = obj.append_section_data(data, fatbin, 8);
     let seg = obj.add_section(Vec::new(), b".nvFatBinSegment".to_vec(), SectionKind::Data);
     let mut wrapper = Vec::with_capacity(24);

@@ -208,13 +208,19 @@ impl Reader<'_> {
         }
     }
     fn u16(&self, at: usize, what: &str) -> Result<u16, FormatError> {
-        Ok(u16::from_le_bytes(self.bytes(at, 2, what)?.try_into().unwrap()))
+        Ok(u16::from_le_bytes(
+            self.bytes(at, 2, what)?.try_into().unwrap(),
+        ))
     }
     fn u32(&self, at: usize, what: &str) -> Result<u32, FormatError> {
-        Ok(u32::from_le_bytes(self.bytes(at, 4, what)?.try_into().unwrap()))
+        Ok(u32::from_le_bytes(
+            self.bytes(at, 4, what)?.try_into().unwrap(),
+        ))
     }
     fn u64(&self, at: usize, what: &str) -> Result<u64, FormatError> {
-        Ok(u64::from_le_bytes(self.bytes(at, 8, what)?.try_into().unwrap()))
+        Ok(u64::from_le_bytes(
+            self.bytes(at, 8, what)?.try_into().unwrap(),
+        ))
     }
 }
 
@@ -247,15 +253,23 @@ pub fn read(data: &[u8]) -> Result<Vec<Entry>, FormatError> {
         }
         let header_size = r.u16(at + 6, "container header")? as usize;
         if header_size != CONTAINER_HEADER {
-            return err(at + 6, format!("container header size {header_size}, expected 16"));
+            return err(
+                at + 6,
+                format!("container header size {header_size}, expected 16"),
+            );
         }
         let size = r.u64(at + 8, "container header")?;
         let size = usize::try_from(size).unwrap_or(usize::MAX);
         let start = at + CONTAINER_HEADER;
-        r.bytes(start, size, "container entries").map_err(|e| FormatError {
-            offset: at + 8,
-            message: format!("entries size {size} is larger than the data: {}", e.message),
-        })?;
+        if start.checked_add(size).is_none_or(|e| e > data.len()) {
+            return err(
+                at + 8,
+                format!(
+                    "entries size {size} runs past the end of the data ({} bytes): truncated",
+                    data.len()
+                ),
+            );
+        }
         let end = start + size;
         let mut e = start;
         while e < end {
@@ -294,7 +308,10 @@ fn read_entry(r: &Reader, e: usize, end: usize) -> Result<(Entry, usize), Format
         return err(e + 4, format!("entry header size {header_size} is invalid"));
     }
     if payload_size % 8 != 0 {
-        return err(e + 8, format!("payload size {payload_size} is not a multiple of 8"));
+        return err(
+            e + 8,
+            format!("payload size {payload_size} is not a multiple of 8"),
+        );
     }
     let payload_at = e + header_size;
     if payload_at.checked_add(payload_size).is_none_or(|p| p > end) {
@@ -370,8 +387,8 @@ fn read_entry(r: &Reader, e: usize, end: usize) -> Result<(Entry, usize), Format
 
 fn decode_zstd(stream: &[u8], expected: usize) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let mut dec = ruzstd::StreamingDecoder::new(stream)
-        .map_err(|e| format!("corrupt ZSTD payload: {e}"))?;
+    let mut dec =
+        ruzstd::StreamingDecoder::new(stream).map_err(|e| format!("corrupt ZSTD payload: {e}"))?;
     let mut out = Vec::with_capacity(expected);
     dec.read_to_end(&mut out)
         .map_err(|e| format!("corrupt ZSTD payload: {e}"))?;

@@ -7,7 +7,7 @@
 //! 0x466243B1, version 1, pointer to the container, 0} with an `R_X86_64_64`
 //! relocation at offset 8; `.note.GNU-stack` marks the stack non-executable.
 
-use object::write::{Object, Relocation, StandardSection, Symbol, SymbolSection};
+use object::write::{Object, Relocation, Symbol, SymbolSection};
 use object::{
     elf, Architecture, BinaryFormat, Endianness, RelocationEncoding, RelocationFlags,
     RelocationKind, SectionFlags, SectionKind, SymbolFlags, SymbolKind, SymbolScope,
@@ -82,7 +82,6 @@ pub fn write_host_object(fatbin: &[u8], base: &str) -> Result<Vec<u8>, object::w
             },
         },
     )?;
-    let _ = StandardSection::Data;
     obj.write()
 }
 

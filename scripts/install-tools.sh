@@ -3,8 +3,8 @@
 #   * Debian packages: clang-14 llvm-14 gcc-12 gcc-12-offload-nvptx nvptx-tools python3-pip
 #     (apt is skipped entirely when every binary is already present; `apt-get update` runs
 #     only when something has to be installed);
-#   * NVIDIA wheels (ptxas, libNVVM, libdevice, NVRTC, nvJitLink) into .tools/nv with ONE
-#     `pip install --target` call (skipped when all files are present);
+#   * NVIDIA wheels (ptxas, libNVVM, libdevice, NVRTC, nvJitLink, libnvfatbin, cuobjdump)
+#     into .tools/nv with ONE `pip install --target` call (skipped when all files are present);
 #   * `.tools/` in .gitignore.
 # Works non-interactively (CI=true, no stdin). Run from anywhere; needs root or sudo for apt.
 set -euo pipefail
@@ -19,12 +19,15 @@ NEEDED_BINS=(clang-14 llc-14 opt-14 gcc-12 x86_64-linux-gnu-accel-nvptx-none-gcc
 
 NV_DIR=.tools/nv
 NV_WHEELS=(nvidia-cuda-nvcc-cu12==12.9.86 nvidia-nvjitlink-cu12==12.9.86
-           nvidia-cuda-nvrtc-cu12==12.9.86)
+           nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-nvfatbin-cu12==12.9.82
+           nvidia-cuda-cuobjdump==13.5.37)
 NV_FILES=(nvidia/cuda_nvcc/bin/ptxas
           nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so
           nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc
           nvidia/cuda_nvrtc/lib/libnvrtc.so.12
-          nvidia/nvjitlink/lib/libnvJitLink.so.12)
+          nvidia/nvjitlink/lib/libnvJitLink.so.12
+          nvidia/nvfatbin/lib/libnvfatbin.so.12
+          nvidia/cu13/bin/cuobjdump)
 
 log() { printf 'install-tools: %s\n' "$*" >&2; }
 
@@ -71,7 +74,7 @@ else
     [ -e "$NV_DIR/$f" ] || { log "error: $NV_DIR/$f still missing after pip install"; exit 1; }
   done
 fi
-chmod +x "$NV_DIR/nvidia/cuda_nvcc/bin/ptxas"
+chmod +x "$NV_DIR/nvidia/cuda_nvcc/bin/ptxas" "$NV_DIR/nvidia/cu13/bin/cuobjdump"
 
 # ---- 3. .gitignore --------------------------------------------------------------------
 touch .gitignore

@@ -96,6 +96,15 @@ pub fn check_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
     (sources, diagnostics)
 }
 
+/// True for data no PTX text starts with: control bytes (other than whitespace) in
+/// the first 64 bytes. PTX may end with a NUL (NVRTC's buffers do), but never starts
+/// with one.
+fn is_binary(data: &[u8]) -> bool {
+    data.iter()
+        .take(64)
+        .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+}
+
 /// Maps every input in parallel; unreadable ones become diagnostics. A container is
 /// replaced by the PTX of its chosen entry, named `file(entry)`; its entry flags are
 /// returned by file id.
@@ -108,6 +117,11 @@ fn load_files(
         .map(|p| {
             let bytes = read_path(p).map_err(|e| e.to_string())?;
             match extract(bytes.as_slice(), target) {
+                None if is_binary(bytes.as_slice()) => Err(format!(
+                    "{}: binary data, neither PTX text nor a fatbin or ELF object carrying one \
+                     (a fatbin starts with 50 ED 55 BA)",
+                    p.display()
+                )),
                 None => Ok((bytes, None, None)),
                 Some(Ok(x)) => Ok((Bytes::Owned(x.text), Some(x.label), Some(x.flags))),
                 Some(Err(e)) => Err(format!("{}: {e}", p.display())),

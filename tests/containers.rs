@@ -328,3 +328,159 @@ fn corrupt_containers_are_refused_with_the_byte_offset() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("host platform mismatch"));
 }
+
+fn nvidia_containers() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/containers"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "fatbin" || x == "o"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn ptx_payloads(path: &Path) -> Vec<Vec<u8>> {
+    let data = std::fs::read(path).unwrap();
+    let bytes = if fatbin::is_fatbin(&data) {
+        data.clone()
+    } else {
+        ptxld::container::elf::fatbin_section(&data)
+            .unwrap()
+            .1
+            .to_vec()
+    };
+    let mut v: Vec<Vec<u8>> = fatbin::read(&bytes)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .into_iter()
+        .filter(|e| e.kind == fatbin::KIND_PTX)
+        .map(|e| e.payload)
+        .collect();
+    v.sort();
+    v
+}
+
+/// fatbinary 13.5, libnvfatbin 12.9 and nvcc 13.5 wrote these (uncompressed, ZSTD, LZ4,
+/// PTX + cubin, `sm_90a`, two containers, `.nv_fatbin` and `__nv_relfatbin`);
+/// `expected/<file>/` holds what `cuobjdump -xptx all` extracted from each.
+#[test]
+fn nvidia_written_containers_read_exactly_as_cuobjdump_extracts_them() {
+    let files = nvidia_containers();
+    assert!(files.len() >= 12);
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let exp_dir = root().join("fixtures/containers/expected").join(&name);
+        let mut expected: Vec<Vec<u8>> = std::fs::read_dir(&exp_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+            .map(|p| std::fs::read(p).unwrap())
+            .collect();
+        expected.sort();
+        assert!(!expected.is_empty(), "{name}");
+        assert_eq!(ptx_payloads(f), expected, "{name}");
+        ok(ptxld(&["--syntax-only", s(f)]));
+    }
+}
+
+#[test]
+fn nvidia_written_containers_link() {
+    let c = |n: &str| s(&root().join("fixtures/containers").join(n)).to_string();
+    let d = dir("nvin");
+    // fatbinary's a.ptx (uncompressed) + libnvfatbin's b.ptx (LZ4): weak-first-wins-func.
+    let out = d.join("ab.ptx");
+    ok(ptxld(&[
+        "-o",
+        s(&out),
+        &c("ptx_sm80.fatbin"),
+        &c("nvfatbin_lz4_sm80.fatbin"),
+    ]));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("0x1A2B3C4D") && !text.contains("0x5E6F7081"),
+        "first weak wins"
+    );
+    if let Some(ptxas) = ptxas() {
+        let r = Command::new(ptxas)
+            .args(["-arch=sm_80", "-o", "/dev/null"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    // ZSTD fatbin and an LZ4 object in the other order: b's copy wins.
+    let out2 = d.join("ba.ptx");
+    ok(ptxld(&[
+        "-o",
+        s(&out2),
+        &c("ptx_sm80_zstd.fatbin"),
+        &c("nvcc_ptx_sm80_lz4.o"),
+    ]));
+    // nvcc -rdc objects (ZSTD `__nv_relfatbin`): `twice` resolves across them. Their PTX
+    // is `.version 9.5`, newer than the ptxas 12.9 of the test tools, so no assembly.
+    let out3 = d.join("rdc.ptx");
+    ok(ptxld(&[
+        "-o",
+        s(&out3),
+        &c("nvcc_rdc_user_sm80.o"),
+        &c("nvcc_rdc_sm80.o"),
+    ]));
+    let text = std::fs::read_to_string(&out3).unwrap();
+    assert!(text.starts_with(".version 9.5\n.target sm_80\n"));
+    assert!(!text.contains(".extern .func (.param .b32 func_retval0) twice"));
+    // The sm_70 entry is chosen for sm_75; the sm_80 one for sm_80.
+    let out4 = d.join("pick75.ptx");
+    ok(ptxld(&[
+        "--arch",
+        "sm_75",
+        "-o",
+        s(&out4),
+        &c("ptx_sm70_sm80.fatbin"),
+    ]));
+    assert!(std::fs::read_to_string(&out4)
+        .unwrap()
+        .contains(".target sm_75"));
+    let err = ptxld(&[
+        "-o",
+        s(&d.join("x.ptx")),
+        &c("ptx_sm90a.fatbin"),
+        &c("ptx_sm80.fatbin"),
+    ]);
+    assert_eq!(
+        err.status.code(),
+        Some(1),
+        "sm_90a does not combine with sm_80"
+    );
+}
+
+/// Corrupted and foreign-host containers made from NVIDIA's files (`bad/*.txt` says
+/// what is wrong and where). Rejected with a message naming the file; never a panic.
+/// Three are accepted on purpose: an unpadded payload and an options-descriptor offset
+/// of 0 (cuobjdump is lenient about the first; nothing reads the second), and zero
+/// padding after the last container (what a host linker leaves in `.nv_fatbin`).
+#[test]
+fn broken_nvidia_containers_are_refused_with_a_reason() {
+    let accepted = ["payload_unpadded", "optdesc_zero", "trailing_zeros_16"];
+    let bad = root().join("fixtures/containers/bad");
+    let mut n = 0;
+    for e in std::fs::read_dir(&bad).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "txt") {
+            continue;
+        }
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let out = ptxld(&["-o", s(&dir("badnv").join("o.ptx")), s(&p)]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{stem}: {err}");
+        if accepted.contains(&stem.as_str()) {
+            assert!(out.status.success(), "{stem}: {err}");
+        } else {
+            assert_eq!(out.status.code(), Some(1), "{stem} was accepted");
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(err.contains(&name), "{stem}: {err}");
+        }
+        n += 1;
+    }
+    assert!(n >= 12);
+}

@@ -307,12 +307,8 @@ fn read_entry(r: &Reader, e: usize, end: usize) -> Result<(Entry, usize), Format
     if header_size < ENTRY_HEADER || header_size % 8 != 0 {
         return err(e + 4, format!("entry header size {header_size} is invalid"));
     }
-    if payload_size % 8 != 0 {
-        return err(
-            e + 8,
-            format!("payload size {payload_size} is not a multiple of 8"),
-        );
-    }
+    // NVIDIA's writers pad payloads to 8 bytes, but cuobjdump accepts an unpadded
+    // one, and so does ptxld: only the bounds matter.
     let payload_at = e + header_size;
     if payload_at.checked_add(payload_size).is_none_or(|p| p > end) {
         return err(

@@ -28,3 +28,7 @@ bench:
 # Regenerate fixtures/ptx from fixtures/src with the real producers.
 fixtures: tools
     bash scripts/regen-fixtures.sh
+
+# Regenerate fixtures/containers with NVIDIA's fatbinary/nvcc 13.5 (installed outside the repo).
+containers: tools
+    bash scripts/regen-containers.sh

@@ -25,6 +25,8 @@ pub struct ParsedInputs {
     pub modules: Vec<Module>,
     /// Load errors and parse errors of all files, sorted.
     pub diagnostics: Diagnostics,
+    /// For each module, the index of the unit (input) it was parsed from.
+    pub origins: Vec<usize>,
 }
 
 /// How inputs are loaded.
@@ -55,7 +57,46 @@ pub fn parse_files(paths: &[PathBuf]) -> ParsedInputs {
 
 /// Like [`parse_files`], with options.
 pub fn parse_files_with(paths: &[PathBuf], opts: &LoadOptions) -> ParsedInputs {
-    let (sources, mut diagnostics, flags) = load_files(paths, opts.target);
+    let (units, errors) = read_units(paths);
+    let mut parsed = parse_units(units, opts);
+    parsed.diagnostics.extend(errors);
+    parsed.diagnostics.sort();
+    parsed
+}
+
+/// One input to parse: a file, or a member of an archive, already in memory.
+pub struct Unit {
+    /// The name used in messages (`lib.a(member.ptx)`).
+    pub name: String,
+    /// The file it came from, if any.
+    pub path: Option<PathBuf>,
+    /// Its bytes: PTX text or a container.
+    pub bytes: Bytes,
+}
+
+/// Reads `paths` in parallel into units; unreadable files become diagnostics.
+pub fn read_units(paths: &[PathBuf]) -> (Vec<Unit>, Vec<Diagnostic>) {
+    let loaded: Vec<_> = paths.par_iter().map(|p| read_path(p)).collect();
+    let mut units = Vec::new();
+    let mut errors = Vec::new();
+    for (path, r) in paths.iter().zip(loaded) {
+        match r {
+            Ok(bytes) => units.push(Unit {
+                name: path.display().to_string(),
+                path: Some(path.clone()),
+                bytes,
+            }),
+            Err(e) => errors.push(Diagnostic::global_error(e.to_string())),
+        }
+    }
+    (units, errors)
+}
+
+/// Extracts containers and parses every unit in parallel. Units that cannot be used
+/// (corrupt containers, binary data) are reported and left out; `origins[i]` is the
+/// unit index of `modules[i]`.
+pub fn parse_units(units: Vec<Unit>, opts: &LoadOptions) -> ParsedInputs {
+    let (sources, mut diagnostics, flags, origins) = load_units(units, opts.target);
     let (modules, parse_diags) = parse_sources_with(&sources, opts.keep_tokens);
     diagnostics.extend(parse_diags);
     // A container entry's host flags must match its own PTX: 64-bit hosts run
@@ -79,13 +120,16 @@ pub fn parse_files_with(paths: &[PathBuf], opts: &LoadOptions) -> ParsedInputs {
         sources,
         modules,
         diagnostics,
+        origins,
     }
 }
 
 /// Like [`parse_files`], but only reports: each module is dropped as soon as it is
 /// parsed, so memory stays bounded by the modules in flight (`--syntax-only`).
 pub fn check_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
-    let (sources, mut diagnostics, _) = load_files(paths, None);
+    let (units, errors) = read_units(paths);
+    let (sources, mut diagnostics, _, _) = load_units(units, None);
+    diagnostics.extend(errors);
     let files: Vec<_> = sources.files().collect();
     let per_file: Vec<Vec<Diagnostic>> = files
         .par_iter()
@@ -105,46 +149,49 @@ fn is_binary(data: &[u8]) -> bool {
         .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
 }
 
-/// Maps every input in parallel; unreadable ones become diagnostics. A container is
-/// replaced by the PTX of its chosen entry, named `file(entry)`; its entry flags are
-/// returned by file id.
-fn load_files(
-    paths: &[PathBuf],
+/// Turns units into source files: a container is replaced by the PTX of its chosen
+/// entry, named `unit(entry)`. Returns the entry flags by file id and the unit index
+/// of each file.
+#[allow(clippy::type_complexity)]
+fn load_units(
+    units: Vec<Unit>,
     target: Option<Target>,
-) -> (SourceMap, Diagnostics, Vec<Option<u64>>) {
-    let loaded: Vec<_> = paths
-        .par_iter()
-        .map(|p| {
-            let bytes = read_path(p).map_err(|e| e.to_string())?;
-            match extract(bytes.as_slice(), target) {
-                None if is_binary(bytes.as_slice()) => Err(format!(
+) -> (SourceMap, Diagnostics, Vec<Option<u64>>, Vec<usize>) {
+    let loaded: Vec<_> = units
+        .into_par_iter()
+        .map(|u| {
+            let r = match extract(u.bytes.as_slice(), target) {
+                None if is_binary(u.bytes.as_slice()) => Err(format!(
                     "{}: binary data, neither PTX text nor a fatbin or ELF object carrying one \
                      (a fatbin starts with 50 ED 55 BA)",
-                    p.display()
+                    u.name
                 )),
-                None => Ok((bytes, None, None)),
+                None => Ok((u.bytes, None, None)),
                 Some(Ok(x)) => Ok((Bytes::Owned(x.text), Some(x.label), Some(x.flags))),
-                Some(Err(e)) => Err(format!("{}: {e}", p.display())),
-            }
+                Some(Err(e)) => Err(format!("{}: {e}", u.name)),
+            };
+            (u.name, u.path, r)
         })
         .collect();
     let mut sources = SourceMap::new();
     let mut diagnostics = Diagnostics::new();
     let mut flags = Vec::new();
-    for (path, result) in paths.iter().zip(loaded) {
+    let mut origins = Vec::new();
+    for (i, (name, path, result)) in loaded.into_iter().enumerate() {
         match result {
             Ok((bytes, label, entry_flags)) => {
                 let name = match label {
-                    Some(l) => format!("{}({l})", path.display()),
-                    None => path.display().to_string(),
+                    Some(l) => format!("{name}({l})"),
+                    None => name,
                 };
-                sources.add(SourceFile::new(name, Some(path.clone()), bytes));
+                sources.add(SourceFile::new(name, path, bytes));
                 flags.push(entry_flags);
+                origins.push(i);
             }
             Err(e) => diagnostics.push(Diagnostic::global_error(e)),
         }
     }
-    (sources, diagnostics, flags)
+    (sources, diagnostics, flags, origins)
 }
 
 /// Parses every file of `sources` in parallel; modules come back in file order.

@@ -14,9 +14,11 @@
 
 #![warn(missing_docs)]
 
+pub mod archive;
 pub mod container;
 pub mod describe;
 pub mod diag;
+pub mod driver;
 pub mod emit;
 pub mod frontend;
 pub mod input;
@@ -25,6 +27,8 @@ pub mod lexer;
 pub mod link;
 pub mod output;
 pub mod parse;
+pub mod rsp;
+pub mod select;
 pub mod source;
 
 pub use diag::{Diagnostic, Diagnostics};

@@ -1,101 +1,108 @@
-//! The `ptxld` command line.
+//! The `ptxld` command line: arguments in, a [`ptxld::driver::Job`] out; the
+//! library does the rest (the `Build` API for cargo build scripts uses the same driver).
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use ptxld::container::elf::write_host_object;
-use ptxld::container::fatbin::{self, PtxEntry};
 use ptxld::container::Emit;
 use ptxld::describe::describe;
-use ptxld::frontend::{check_files, parse_files, parse_files_with, LoadOptions};
+use ptxld::driver::{self, InputSpec, Job};
+use ptxld::frontend::{check_files, parse_files};
 use ptxld::link::header::parse_version;
-use ptxld::link::{link, HeaderOptions, LinkOptions};
-use ptxld::output::{clobbers_input, write_atomic};
-use ptxld::parse::parse_arch;
+use ptxld::rsp;
 
 const USAGE: &str = "\
-usage: ptxld [OPTIONS] -o OUTPUT FILES...
+usage: ptxld [OPTIONS] -o OUTPUT INPUTS...
 
 Links PTX modules written by LLVM/clang, GCC (nvptx), NVRTC or NVVM into one
-module that ptxas and the CUDA driver accept as a whole program. Inputs may also
-be fatbins and ELF objects carrying one (nvcc -c output): their PTX entry for the
-target (else the highest below it) is linked.
+module that ptxas and the CUDA driver accept as a whole program. Inputs may be
+PTX text, fatbins, ELF objects carrying one (nvcc -c output; their PTX entry for
+the target, else the highest below it, is linked) and ar archives of any of these.
 
-Linking:
-  -o FILE              write the merged module to FILE (atomically); - is stdout
-  --arch sm_NN         target of the output (default: the highest input target);
-                       an input for a higher target is an error. Repeat it with
-                       --emit fatbin/obj for one PTX entry per target
-  --emit KIND          ptx, fatbin or obj (default from the -o extension:
-                       .fatbin -> fatbin, .o -> obj, otherwise ptx)
-  --symbol NAME        base name of the symbols of an obj output:
-                       NAME_fatbin_data (the container) and NAME_fatbin_wrapper
-                       (the 24-byte wrapper for __cudaRegisterFatBinary);
-                       default ptxld
-  --ptx-version X.Y    .version of the output (default: the highest input
-                       version); an input needing a newer version is an error
+Output:
+  -o FILE                write the result to FILE (atomically); - is stdout
+  --emit KIND            ptx, fatbin or obj (default from the -o extension:
+                         .fatbin -> fatbin, .o -> obj, otherwise ptx)
+  --arch sm_NN           target of the output (default: the highest input
+                         target); an input for a higher target is an error.
+                         Repeat with --emit fatbin/obj for one entry per target
+  --ptx-version X.Y      .version of the output (default: the highest input
+                         version); an input needing a newer version is an error
+  --symbol NAME          symbols of an obj output: NAME_fatbin_data (the
+                         container), NAME_fatbin_wrapper (for
+                         __cudaRegisterFatBinary); default ptxld
+
+Libraries (GNU ld rules: an archive member is loaded only if it defines a symbol
+still undefined at that point on the command line):
+  -L DIR                 add DIR to the library search path
+  -l NAME                link libNAME.a from the search path; -l:FILE links FILE
+  --whole-archive        load every member of the following archives
+  --no-whole-archive     back to loading members on demand
+  --start-group, -(      rescan the archives up to --end-group, -) until no
+                         more members are loaded (mutual dependencies)
+  -u SYM, --undefined=SYM
+                         start with SYM undefined (pulls in its definition)
+  @FILE                  read more arguments from FILE (GNU quoting; nestable)
+
+Build systems:
+  --dependency-file=FILE write a Make-syntax depfile naming the output and every
+                         file read (inputs, archives, response files)
+  --verbose              report which archive member was loaded for which symbol
+  --fatal-warnings       treat warnings as errors
+  --error-limit=N        stop after N errors (default 20, 0 = no limit)
+  -j N, --threads=N      parse with N threads (default: all cores); the result
+                         does not depend on N
 
 Symbol rules (NVIDIA's): .extern imports; .visible beats .weak; among .weak
-definitions the FIRST in command-line order wins; .common and uninitialized
-.weak variables merge into the largest; module-local names never clash (the
-first keeps its name, later ones become NAME$mN for the N-th input).
+definitions the FIRST in link order wins; .common and uninitialized .weak
+variables merge into the largest; module-local names never clash (the first
+keeps its name, later ones become NAME$mN for the N-th module).
 
 Other modes:
-  --syntax-only        parse every input and report all errors; exit 0 when
-                       every file parses, 1 otherwise
-  --print-symbols      like --syntax-only, then list each module's header,
-                       module-scope symbols and references on stdout
+  --syntax-only          parse every input and report all errors; exit 0 when
+                         every file parses, 1 otherwise
+  --print-symbols        like --syntax-only, then list each module's header,
+                         module-scope symbols and references on stdout
+  -h, --help             show this help
+  -V, --version          show the version
 
-Options:
-  --error-limit=N      stop reporting after N errors (default 20, 0 = no limit)
-  -j N, --threads=N    parse with N threads (default: all cores); the result
-                       does not depend on N
-  -h, --help           show this help
-  -V, --version        show the version
+An input named - is read from standard input. Exit status: 0 on success, 1 on
+any error.";
 
-An input named - is read from standard input.";
-
-struct Options {
-    output: Option<PathBuf>,
-    emit: Option<Emit>,
-    archs: Vec<String>,
-    ptx_version: Option<(u32, u32)>,
-    symbol: String,
-    syntax_only: bool,
-    print_symbols: bool,
-    error_limit: usize,
-    threads: Option<usize>,
-    inputs: Vec<PathBuf>,
+enum Mode {
+    Link(Job),
+    SyntaxOnly(Vec<PathBuf>),
+    PrintSymbols(Vec<PathBuf>),
 }
 
-fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
-    let mut o = Options {
-        output: None,
-        emit: None,
-        archs: Vec::new(),
-        ptx_version: None,
-        symbol: "ptxld".to_string(),
-        syntax_only: false,
-        print_symbols: false,
-        error_limit: 20,
-        threads: None,
-        inputs: Vec::new(),
-    };
-    let mut args = args.peekable();
+struct Options {
+    mode: Mode,
+    threads: Option<usize>,
+    error_limit: usize,
+}
+
+fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
+    let (args, rsp_files) = rsp::expand(args).map_err(anyhow::Error::msg)?;
+    let mut job = Job::new("");
+    job.extra_deps = rsp_files;
+    let mut output: Option<PathBuf> = None;
+    let (mut syntax_only, mut print_symbols) = (false, false);
+    let mut threads = None;
+    let mut args = args.into_iter().peekable();
     let mut only_files = false;
     while let Some(arg) = args.next() {
         if only_files || arg == "-" || !arg.starts_with('-') {
-            o.inputs.push(PathBuf::from(arg));
+            job.inputs.push(InputSpec::File(PathBuf::from(arg)));
             continue;
         }
+        // `--flag=value`, `-jN`, `-LDIR`, `-lNAME`, `-uSYM` as well as separate values.
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            // `-j4`, as make and cargo accept it.
-            _ if arg.starts_with("-j") && arg.len() > 2 => {
-                ("-j".to_string(), Some(arg[2..].to_string()))
+            _ if arg.len() > 2 && ["-j", "-L", "-l", "-u", "-o"].contains(&&arg[..2]) => {
+                (arg[..2].to_string(), Some(arg[2..].to_string()))
             }
             _ => (arg.clone(), None),
         };
@@ -117,11 +124,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
                 println!("ptxld {}", env!("CARGO_PKG_VERSION"));
                 return Ok(None);
             }
-            "-o" | "--output" => o.output = Some(PathBuf::from(value("-o")?)),
-            "--arch" => o.archs.push(value("--arch")?),
+            "-o" | "--output" => output = Some(PathBuf::from(value("-o")?)),
+            "--arch" => job.archs.push(value("--arch")?),
             "--emit" => {
                 let v = value("--emit")?;
-                o.emit = Some(
+                job.emit = Some(
                     Emit::parse(&v)
                         .with_context(|| format!("--emit takes ptx, fatbin or obj, not `{v}`"))?,
                 );
@@ -134,20 +141,30 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
                 if !ok {
                     bail!("--symbol needs a C identifier, not `{v}`");
                 }
-                o.symbol = v;
+                job.symbol = v;
             }
             "--ptx-version" => {
                 let v = value("--ptx-version")?;
-                o.ptx_version = Some(
+                job.ptx_version = Some(
                     parse_version(&v)
                         .with_context(|| format!("--ptx-version needs MAJOR.MINOR, not `{v}`"))?,
                 );
             }
-            "--syntax-only" => o.syntax_only = true,
-            "--print-symbols" => o.print_symbols = true,
+            "-L" | "--library-path" => job.lib_dirs.push(PathBuf::from(value("-L")?)),
+            "-l" | "--library" => job.inputs.push(InputSpec::Lib(value("-l")?)),
+            "-u" | "--undefined" => job.undefined.push(value("-u")?),
+            "--whole-archive" => job.inputs.push(InputSpec::WholeArchive(true)),
+            "--no-whole-archive" => job.inputs.push(InputSpec::WholeArchive(false)),
+            "--start-group" | "-(" => job.inputs.push(InputSpec::Group(true)),
+            "--end-group" | "-)" => job.inputs.push(InputSpec::Group(false)),
+            "--dependency-file" => job.depfile = Some(PathBuf::from(value("--dependency-file")?)),
+            "--verbose" | "-v" => job.verbose = true,
+            "--fatal-warnings" => job.fatal_warnings = true,
+            "--syntax-only" => syntax_only = true,
+            "--print-symbols" => print_symbols = true,
             "--error-limit" => {
                 let v = value("--error-limit")?;
-                o.error_limit = v
+                job.error_limit = v
                     .parse()
                     .with_context(|| format!("--error-limit needs a number, not `{v}`"))?;
             }
@@ -159,18 +176,50 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Options>> {
                 if n == 0 {
                     bail!("--threads needs a number of at least 1");
                 }
-                o.threads = Some(n);
+                threads = Some(n);
             }
             _ => bail!("unknown option `{arg}` (see ptxld --help)"),
         }
     }
-    if !o.syntax_only && !o.print_symbols && o.output.is_none() {
-        bail!("no output file: use -o FILE (or -o - for standard output); see ptxld --help");
-    }
-    if o.inputs.is_empty() {
+    let files = || -> Result<Vec<PathBuf>> {
+        job.inputs
+            .iter()
+            .map(|i| match i {
+                InputSpec::File(p) => Ok(p.clone()),
+                _ => bail!("--syntax-only and --print-symbols take files, not library options"),
+            })
+            .collect()
+    };
+    let mode = if print_symbols {
+        Mode::PrintSymbols(files()?)
+    } else if syntax_only {
+        Mode::SyntaxOnly(files()?)
+    } else {
+        match output {
+            Some(o) => {
+                job.output = o;
+                Mode::Link(job.clone())
+            }
+            None => {
+                bail!("no output file: use -o FILE (or -o - for standard output); see ptxld --help")
+            }
+        }
+    };
+    let empty = match &mode {
+        Mode::Link(j) => !j
+            .inputs
+            .iter()
+            .any(|i| matches!(i, InputSpec::File(_) | InputSpec::Lib(_))),
+        Mode::SyntaxOnly(f) | Mode::PrintSymbols(f) => f.is_empty(),
+    };
+    if empty {
         bail!("no input files (see ptxld --help)");
     }
-    Ok(Some(o))
+    Ok(Some(Options {
+        mode,
+        threads,
+        error_limit: job.error_limit,
+    }))
 }
 
 fn run(o: Options) -> Result<bool> {
@@ -180,119 +229,35 @@ fn run(o: Options) -> Result<bool> {
             .build_global()
             .context("cannot start the thread pool")?;
     }
-    if let (Some(out), false, false) = (&o.output, o.syntax_only, o.print_symbols) {
-        return link_to(&o, out);
-    }
-    if !o.print_symbols {
-        let (sources, diagnostics) = check_files(&o.inputs);
-        let report = diagnostics.render(&sources, o.error_limit);
-        std::io::stderr().write_all(report.as_bytes())?;
-        return Ok(!diagnostics.has_errors());
-    }
-    let parsed = parse_files(&o.inputs);
-    let report = parsed.diagnostics.render(&parsed.sources, o.error_limit);
-    std::io::stderr().write_all(report.as_bytes())?;
-    let mut out = std::io::stdout().lock();
-    for (m, (_, f)) in parsed.modules.iter().zip(parsed.sources.files()) {
-        writeln!(out, "# {}", f.name())?;
-        out.write_all(describe(m, f).as_bytes())?;
-    }
-    out.flush()?;
-    Ok(!parsed.diagnostics.has_errors())
-}
-
-fn link_to(o: &Options, out: &Path) -> Result<bool> {
-    if clobbers_input(out, &o.inputs) {
-        bail!(
-            "output file {} is also an input; refusing to overwrite it",
-            out.display()
-        );
-    }
-    let emit = o.emit.unwrap_or_else(|| Emit::from_path(out));
-    if emit == Emit::Ptx && o.archs.len() > 1 {
-        bail!("several --arch give several PTX modules: use --emit fatbin or --emit obj");
-    }
-    // One link per target: each fatbin entry is the merged module for its --arch.
-    let targets: Vec<Option<String>> = if o.archs.is_empty() {
-        vec![None]
-    } else {
-        o.archs.iter().cloned().map(Some).collect()
-    };
     let mut stderr = std::io::stderr().lock();
-    let mut linked = Vec::new();
-    for (i, arch) in targets.iter().enumerate() {
-        let load = LoadOptions {
-            keep_tokens: false,
-            target: arch.as_deref().and_then(|a| parse_arch(a.as_bytes())),
-        };
-        let parsed = parse_files_with(&o.inputs, &load);
-        // Parse errors stop the link; warnings are shown (once) either way.
-        if i == 0 || parsed.diagnostics.has_errors() {
+    match o.mode {
+        Mode::Link(job) => match driver::run(&job) {
+            Ok(outcome) => {
+                stderr.write_all(outcome.messages.as_bytes())?;
+                Ok(true)
+            }
+            Err(failure) => {
+                stderr.write_all(failure.messages.as_bytes())?;
+                Ok(false)
+            }
+        },
+        Mode::SyntaxOnly(files) => {
+            let (sources, diagnostics) = check_files(&files);
+            stderr.write_all(diagnostics.render(&sources, o.error_limit).as_bytes())?;
+            Ok(!diagnostics.has_errors())
+        }
+        Mode::PrintSymbols(files) => {
+            let parsed = parse_files(&files);
             let report = parsed.diagnostics.render(&parsed.sources, o.error_limit);
             stderr.write_all(report.as_bytes())?;
-        }
-        if parsed.diagnostics.has_errors() {
-            remove_stale(out);
-            return Ok(false);
-        }
-        let opts = LinkOptions {
-            header: HeaderOptions {
-                arch: arch.clone(),
-                ptx_version: o.ptx_version,
-            },
-        };
-        match link(&parsed.sources, &parsed.modules, &opts) {
-            Ok(l) => {
-                if i == 0 {
-                    let report = l.warnings.render(&parsed.sources, o.error_limit);
-                    stderr.write_all(report.as_bytes())?;
-                }
-                linked.push(l);
+            let mut out = std::io::stdout().lock();
+            for (m, (_, f)) in parsed.modules.iter().zip(parsed.sources.files()) {
+                writeln!(out, "# {}", f.name())?;
+                out.write_all(describe(m, f).as_bytes())?;
             }
-            Err(errors) => {
-                stderr.write_all(errors.render(&parsed.sources, o.error_limit).as_bytes())?;
-                remove_stale(out);
-                return Ok(false);
-            }
+            out.flush()?;
+            Ok(!parsed.diagnostics.has_errors())
         }
-    }
-    let bytes = match emit {
-        Emit::Ptx => std::mem::take(&mut linked[0].ptx),
-        Emit::Fatbin | Emit::Obj => {
-            let identifier = match out.file_stem().and_then(|s| s.to_str()) {
-                Some(stem) if out != Path::new("-") => format!("{stem}.ptx"),
-                _ => "ptxld.ptx".to_string(),
-            };
-            let entries: Vec<PtxEntry> = linked
-                .iter()
-                .map(|l| PtxEntry {
-                    text: &l.ptx,
-                    sm: l.header.sm,
-                    suffix: l.header.suffix,
-                    version: l.header.version,
-                    address_bits: l.header.address_size,
-                    debug: l.header.debug,
-                    identifier: &identifier,
-                })
-                .collect();
-            let container = fatbin::write(&entries);
-            if emit == Emit::Fatbin {
-                container
-            } else {
-                write_host_object(&container, &o.symbol)
-                    .map_err(|e| anyhow::anyhow!("cannot build the ELF object: {e}"))?
-            }
-        }
-    };
-    write_atomic(out, &bytes).with_context(|| format!("cannot write {}", out.display()))?;
-    Ok(true)
-}
-
-/// After a failed link, an output left from an earlier run would look up to date to
-/// a build system; remove it, as GNU ld does. (It is never an input: checked first.)
-fn remove_stale(out: &Path) {
-    if out != Path::new("-") && out.is_file() {
-        let _ = std::fs::remove_file(out);
     }
 }
 
@@ -317,7 +282,7 @@ fn tune_allocator() {}
 
 fn main() -> ExitCode {
     tune_allocator();
-    let result = parse_args(std::env::args().skip(1)).and_then(|o| match o {
+    let result = parse_args(std::env::args().skip(1).collect()).and_then(|o| match o {
         Some(o) => run(o),
         None => Ok(true),
     });

@@ -1,0 +1,429 @@
+//! One link job from start to finish, shared by the command line and the
+//! [`crate::build::Build`] API: resolve `-l`, read inputs and archives, choose archive
+//! members (GNU ld rules, [`crate::select`]), link once per target, wrap the result
+//! (PTX, fatbin or ELF object), write it atomically, and write the dependency file.
+
+use std::path::{Path, PathBuf};
+
+use crate::archive;
+use crate::container::elf::write_host_object;
+use crate::container::fatbin::{self, PtxEntry};
+use crate::container::Emit;
+use crate::diag::Diagnostics;
+use crate::frontend::{parse_units, LoadOptions, Unit};
+use crate::input::{read_path, Bytes};
+use crate::link::{link, HeaderOptions, LinkOptions, Linked};
+use crate::output::{clobbers_input, write_atomic};
+use crate::parse::parse_arch;
+use crate::select::{needs, select, Needs, Piece};
+
+/// One command-line input item, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputSpec {
+    /// A PTX file, container or archive.
+    File(PathBuf),
+    /// `-lNAME` (`libNAME.a` in the search directories) or `-l:FILE` (given as `:FILE`).
+    Lib(String),
+    /// `--whole-archive` (true) / `--no-whole-archive` (false).
+    WholeArchive(bool),
+    /// `--start-group` (true) / `--end-group` (false).
+    Group(bool),
+}
+
+/// Everything a link needs to know.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Inputs in command-line order.
+    pub inputs: Vec<InputSpec>,
+    /// `-L` directories, in order.
+    pub lib_dirs: Vec<PathBuf>,
+    /// `-u` symbols.
+    pub undefined: Vec<String>,
+    /// `-o`; `-` is standard output.
+    pub output: PathBuf,
+    /// `--emit`; `None` chooses by the output's extension.
+    pub emit: Option<Emit>,
+    /// `--arch`, possibly several (one fatbin entry each).
+    pub archs: Vec<String>,
+    /// `--ptx-version`.
+    pub ptx_version: Option<(u32, u32)>,
+    /// `--symbol` base name for objects.
+    pub symbol: String,
+    /// `--error-limit` (0 = none).
+    pub error_limit: usize,
+    /// `--fatal-warnings`.
+    pub fatal_warnings: bool,
+    /// `--verbose`: report which archive member was loaded for which symbol.
+    pub verbose: bool,
+    /// `--dependency-file`.
+    pub depfile: Option<PathBuf>,
+    /// Further files the job depended on (response files), for the depfile.
+    pub extra_deps: Vec<PathBuf>,
+}
+
+impl Job {
+    /// A job with defaults: PTX by extension, error limit 20, symbol base `ptxld`.
+    pub fn new(output: impl Into<PathBuf>) -> Job {
+        Job {
+            inputs: Vec::new(),
+            lib_dirs: Vec::new(),
+            undefined: Vec::new(),
+            output: output.into(),
+            emit: None,
+            archs: Vec::new(),
+            ptx_version: None,
+            symbol: "ptxld".to_string(),
+            error_limit: 20,
+            fatal_warnings: false,
+            verbose: false,
+            depfile: None,
+            extra_deps: Vec::new(),
+        }
+    }
+}
+
+/// A finished link.
+#[derive(Debug)]
+pub struct Outcome {
+    /// What was (or, for [`link_job`], would be) written to the output.
+    pub bytes: Vec<u8>,
+    /// Rendered warnings and `--verbose` lines (empty when there is nothing to say).
+    pub messages: String,
+    /// Every file read: inputs, archives, response files.
+    pub files_read: Vec<PathBuf>,
+}
+
+/// A failed link: the rendered diagnostics.
+#[derive(Debug)]
+pub struct Failure {
+    /// The diagnostics, as printed.
+    pub messages: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.messages.trim_end())
+    }
+}
+
+impl std::error::Error for Failure {}
+
+fn fail(msg: impl Into<String>) -> Failure {
+    Failure {
+        messages: format!("error: {}\n", msg.into()),
+    }
+}
+
+/// Finds `-lNAME` / `-l:FILE` in the search directories.
+fn find_lib(name: &str, dirs: &[PathBuf]) -> Result<PathBuf, Failure> {
+    let file = match name.strip_prefix(':') {
+        Some(f) => f.to_string(),
+        None => format!("lib{name}.a"),
+    };
+    for d in dirs {
+        let p = d.join(&file);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    Err(fail(format!(
+        "unable to find library -l{name} ({file}); searched: {}",
+        if searched.is_empty() {
+            "no directories (add one with -L DIR)".to_string()
+        } else {
+            searched.join(", ")
+        }
+    )))
+}
+
+/// Inputs read and laid out for selection.
+struct Plan {
+    units: Vec<Unit>,
+    pieces: Vec<Piece>,
+    files_read: Vec<PathBuf>,
+}
+
+fn plan(job: &Job) -> Result<Plan, Failure> {
+    let mut p = Plan {
+        units: Vec::new(),
+        pieces: Vec::new(),
+        files_read: job.extra_deps.clone(),
+    };
+    let mut whole = false;
+    let mut group: Option<u32> = None;
+    let mut groups = 0;
+    let mut errors = String::new();
+    for spec in &job.inputs {
+        let path = match spec {
+            InputSpec::WholeArchive(on) => {
+                whole = *on;
+                continue;
+            }
+            InputSpec::Group(true) => {
+                if group.is_some() {
+                    return Err(fail("--start-group inside a group (groups do not nest)"));
+                }
+                groups += 1;
+                group = Some(groups);
+                continue;
+            }
+            InputSpec::Group(false) => {
+                if group.take().is_none() {
+                    return Err(fail("--end-group without --start-group"));
+                }
+                continue;
+            }
+            InputSpec::Lib(name) => find_lib(name, &job.lib_dirs)?,
+            InputSpec::File(f) => f.clone(),
+        };
+        let bytes = match read_path(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                errors.push_str(&format!("error: {e}\n"));
+                continue;
+            }
+        };
+        p.files_read.push(path.clone());
+        let name = path.display().to_string();
+        if archive::is_archive(bytes.as_slice()) {
+            let members =
+                archive::members(bytes.as_slice()).map_err(|e| fail(format!("{name}: {e}")))?;
+            let first = p.units.len();
+            for m in members {
+                p.units.push(Unit {
+                    name: format!("{name}({})", m.name),
+                    path: Some(path.clone()),
+                    bytes: Bytes::Owned(m.bytes),
+                });
+            }
+            p.pieces.push(Piece::Archive {
+                name,
+                members: (first..p.units.len()).collect(),
+                whole,
+                group,
+            });
+        } else {
+            p.pieces.push(Piece::Object(p.units.len(), group));
+            p.units.push(Unit {
+                name,
+                path: Some(path),
+                bytes,
+            });
+        }
+    }
+    if group.is_some() {
+        return Err(fail("--start-group without --end-group"));
+    }
+    if !errors.is_empty() {
+        return Err(Failure { messages: errors });
+    }
+    if p.units.is_empty() {
+        return Err(fail("no input files"));
+    }
+    Ok(p)
+}
+
+/// One link for one target; returns the link result and what to report.
+fn link_one(
+    job: &Job,
+    arch: Option<&str>,
+    messages: &mut String,
+) -> Result<(Linked, Vec<PathBuf>), Failure> {
+    let plan = plan(job)?;
+    let files_read = plan.files_read;
+    let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
+    let load = LoadOptions {
+        keep_tokens: false,
+        target: arch.and_then(|a| parse_arch(a.as_bytes())),
+    };
+    let parsed = parse_units(plan.units, &load);
+    // Symbols of every unit that parsed, for member selection.
+    let mut by_unit: Vec<Option<Needs>> = vec![None; names.len()];
+    for (m, &unit) in parsed.modules.iter().zip(&parsed.origins) {
+        by_unit[unit] = Some(needs(m, parsed.sources.file(m.file).bytes()));
+    }
+    let lookup = |u: usize| by_unit[u].as_ref();
+    let name_of = |u: usize| names[u].clone();
+    let selection = select(&plan.pieces, &lookup, &name_of, &job.undefined);
+    if job.verbose {
+        for line in &selection.log {
+            messages.push_str(&format!("ptxld: {line}\n"));
+        }
+    }
+    // Keep the selected modules, in load order; diagnostics of members never loaded
+    // do not matter (GNU ld never looks at them either).
+    let mut slots: Vec<Option<crate::ir::Module>> = (0..names.len()).map(|_| None).collect();
+    let sources = parsed.sources;
+    for (m, unit) in parsed.modules.into_iter().zip(parsed.origins) {
+        slots[unit] = Some(m);
+    }
+    let modules: Vec<crate::ir::Module> = selection
+        .order
+        .iter()
+        .filter_map(|&u| slots[u].take())
+        .collect();
+    let kept: std::collections::HashSet<_> = modules.iter().map(|m| m.file).collect();
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.extend(
+        parsed
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.file.is_none_or(|f| kept.contains(&f))),
+    );
+    let has_errors = diagnostics.has_errors();
+    messages.push_str(&diagnostics.render(&sources, job.error_limit));
+    if has_errors {
+        return Err(Failure {
+            messages: std::mem::take(messages),
+        });
+    }
+    let warned = !diagnostics.is_empty();
+    let opts = LinkOptions {
+        header: HeaderOptions {
+            arch: arch.map(str::to_string),
+            ptx_version: job.ptx_version,
+        },
+    };
+    match link(&sources, &modules, &opts) {
+        Ok(l) => {
+            messages.push_str(&l.warnings.render(&sources, job.error_limit));
+            if job.fatal_warnings && (warned || !l.warnings.is_empty()) {
+                messages.push_str("error: warnings are errors (--fatal-warnings)\n");
+                return Err(Failure {
+                    messages: std::mem::take(messages),
+                });
+            }
+            Ok((l, files_read))
+        }
+        Err(errors) => {
+            messages.push_str(&errors.render(&sources, job.error_limit));
+            Err(Failure {
+                messages: std::mem::take(messages),
+            })
+        }
+    }
+}
+
+/// Links `job` and returns the output bytes without writing anything.
+pub fn link_job(job: &Job) -> Result<Outcome, Failure> {
+    let emit = job.emit.unwrap_or_else(|| Emit::from_path(&job.output));
+    if emit == Emit::Ptx && job.archs.len() > 1 {
+        return Err(fail(
+            "several --arch give several PTX modules: use --emit fatbin or --emit obj",
+        ));
+    }
+    let targets: Vec<Option<&str>> = if job.archs.is_empty() {
+        vec![None]
+    } else {
+        job.archs.iter().map(|a| Some(a.as_str())).collect()
+    };
+    let mut messages = String::new();
+    let mut linked = Vec::new();
+    let mut files_read = Vec::new();
+    for (i, arch) in targets.iter().enumerate() {
+        // Warnings are reported once, for the first target.
+        let mut msgs = String::new();
+        let (l, files) = link_one(job, *arch, &mut msgs).map_err(|f| Failure {
+            messages: format!("{messages}{}", f.messages),
+        })?;
+        if i == 0 {
+            messages.push_str(&msgs);
+            files_read = files;
+        }
+        linked.push(l);
+    }
+    let bytes = match emit {
+        Emit::Ptx => std::mem::take(&mut linked[0].ptx),
+        Emit::Fatbin | Emit::Obj => {
+            let identifier = match job.output.file_stem().and_then(|s| s.to_str()) {
+                Some(stem) if job.output != Path::new("-") => format!("{stem}.ptx"),
+                _ => "ptxld.ptx".to_string(),
+            };
+            let entries: Vec<PtxEntry> = linked
+                .iter()
+                .map(|l| PtxEntry {
+                    text: &l.ptx,
+                    sm: l.header.sm,
+                    suffix: l.header.suffix,
+                    version: l.header.version,
+                    address_bits: l.header.address_size,
+                    debug: l.header.debug,
+                    identifier: &identifier,
+                })
+                .collect();
+            let container = fatbin::write(&entries);
+            if emit == Emit::Fatbin {
+                container
+            } else {
+                write_host_object(&container, &job.symbol)
+                    .map_err(|e| fail(format!("cannot build the ELF object: {e}")))?
+            }
+        }
+    };
+    Ok(Outcome {
+        bytes,
+        messages,
+        files_read,
+    })
+}
+
+/// Links `job`, writes the output atomically and the dependency file. After a
+/// failure no output is left behind (an older one is removed, as GNU ld does).
+pub fn run(job: &Job) -> Result<Outcome, Failure> {
+    let inputs: Vec<PathBuf> = job
+        .inputs
+        .iter()
+        .filter_map(|i| match i {
+            InputSpec::File(p) => Some(p.clone()),
+            _ => None,
+        })
+        .collect();
+    if clobbers_input(&job.output, &inputs) {
+        return Err(fail(format!(
+            "output file {} is also an input; refusing to overwrite it",
+            job.output.display()
+        )));
+    }
+    let result = link_job(job).and_then(|o| {
+        write_atomic(&job.output, &o.bytes)
+            .map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
+        if let Some(dep) = &job.depfile {
+            write_atomic(dep, depfile(&job.output, &o.files_read).as_bytes())
+                .map_err(|e| fail(format!("cannot write {}: {e}", dep.display())))?;
+        }
+        Ok(o)
+    });
+    if result.is_err() && job.output != Path::new("-") && job.output.is_file() {
+        let _ = std::fs::remove_file(&job.output);
+    }
+    result
+}
+
+/// A Make-syntax dependency file: `output: input ...`, escaped as GCC's `-MD` does
+/// (space and `#` with a backslash, `$` doubled), usable as Ninja's `depfile` and
+/// CMake's `DEPFILE`.
+pub fn depfile(output: &Path, files: &[PathBuf]) -> String {
+    fn esc(p: &Path) -> String {
+        let mut s = String::new();
+        for c in p.display().to_string().chars() {
+            match c {
+                ' ' => s.push_str("\\ "),
+                '#' => s.push_str("\\#"),
+                '$' => s.push_str("$$"),
+                c => s.push(c),
+            }
+        }
+        s
+    }
+    let mut out = format!("{}:", esc(output));
+    let mut seen = std::collections::HashSet::new();
+    for f in files {
+        if seen.insert(f) {
+            out.push_str(" \\\n  ");
+            out.push_str(&esc(f));
+        }
+    }
+    out.push('\n');
+    out
+}

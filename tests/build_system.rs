@@ -1,0 +1,371 @@
+//! Build-system behaviour: archives with GNU ld's member selection, groups,
+//! --whole-archive, -u, -L/-l/-l:, response files, depfiles, --verbose and
+//! --fatal-warnings.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+
+fn ptxld(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A module defining `defines` (functions returning their index) and calling each of
+/// `calls` from the first definition (or from a kernel when it defines nothing).
+fn module(defines: &[&str], calls: &[&str]) -> String {
+    let mut s = String::from(".version 7.0\n.target sm_80\n.address_size 64\n");
+    for c in calls {
+        s += &format!(".extern .func (.param .b32 r) {c} (.param .b32 a);\n");
+    }
+    let body = |name: &str| {
+        let mut b = String::from("{\n\t.reg .b32 %r<2>;\n\tmov.b32 %r1, 1;\n");
+        for c in calls {
+            b += &format!(
+                "\t{{\n\t.param .b32 a0;\n\tst.param.b32 [a0], %r1;\n\t.param .b32 r0;\n\t\
+                 call.uni (r0), {c}, (a0);\n\tld.param.b32 %r1, [r0];\n\t}}\n"
+            );
+        }
+        if name.is_empty() {
+            b += "\tret;\n}\n";
+        } else {
+            b += "\tst.param.b32 [r], %r1;\n\tret;\n}\n";
+        }
+        b
+    };
+    if defines.is_empty() {
+        s += ".visible .entry main_k ()\n";
+        s += &body("");
+    }
+    for (i, d) in defines.iter().enumerate() {
+        s += &format!(".visible .func (.param .b32 r) {d} (.param .b32 a)\n");
+        s += &body(if i == 0 { d } else { "" })
+            .replace("\tret;\n}\n", "\tst.param.b32 [r], %r1;\n\tret;\n}\n");
+    }
+    s
+}
+
+struct Fixture {
+    dir: PathBuf,
+}
+
+impl Fixture {
+    fn new(name: &str) -> Fixture {
+        let dir = std::env::temp_dir().join(format!("ptxld-bs-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Fixture { dir }
+    }
+    fn file(&self, name: &str, text: &str) -> &Self {
+        std::fs::write(self.dir.join(name), text).unwrap();
+        self
+    }
+    fn ar(&self, archive: &str, members: &[&str]) -> &Self {
+        let r = Command::new("ar")
+            .arg("rcs")
+            .arg(archive)
+            .args(members)
+            .current_dir(&self.dir)
+            .output()
+            .expect("ar (binutils)");
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        self
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        ptxld(&self.dir, args)
+    }
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+    }
+}
+
+/// main needs f; a defines f and needs g; b defines g and needs h; c defines h;
+/// d defines unused.
+fn standard(name: &str) -> Fixture {
+    let f = Fixture::new(name);
+    f.file("main.ptx", &module(&[], &["f"]))
+        .file("a.ptx", &module(&["f"], &["g"]))
+        .file("b.ptx", &module(&["g"], &["h"]))
+        .file("c.ptx", &module(&["h"], &[]))
+        .file("d.ptx", &module(&["unused"], &[]));
+    f
+}
+
+#[test]
+fn archive_members_are_loaded_on_demand_and_rescanned() {
+    let f = standard("demand");
+    f.ar("libx.a", &["d.ptx", "c.ptx", "b.ptx", "a.ptx"]);
+    let o = f.run(&["--verbose", "-o", "out.ptx", "main.ptx", "libx.a"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = f.read("out.ptx");
+    for name in ["f", "g", "h"] {
+        assert!(out.contains(&format!(
+            ".visible .func (.param .b32 r) {name} (.param .b32 a)\n{{"
+        )));
+    }
+    assert!(!out.contains("unused"), "d.ptx is never needed");
+    let log = stderr(&o);
+    assert!(
+        log.contains("ptxld: libx.a(a.ptx): loaded for f (referenced by main.ptx) from libx.a"),
+        "{log}"
+    );
+    assert!(
+        log.contains("libx.a(b.ptx): loaded for g (referenced by libx.a(a.ptx))"),
+        "{log}"
+    );
+    assert!(
+        log.contains("libx.a(c.ptx): loaded for h (referenced by libx.a(b.ptx))"),
+        "{log}"
+    );
+    if let Some(ptxas) = ptxas() {
+        let r = Command::new(ptxas)
+            .args(["-arch=sm_80", "-o", "/dev/null", "out.ptx"])
+            .current_dir(&f.dir)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+}
+
+#[test]
+fn an_archive_before_its_users_contributes_nothing() {
+    let f = standard("order");
+    f.ar("libx.a", &["a.ptx", "b.ptx", "c.ptx"]);
+    let o = f.run(&["-o", "out.ptx", "libx.a", "main.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("error: undefined symbol: f"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!f.dir.join("out.ptx").exists());
+}
+
+#[test]
+fn groups_resolve_mutual_dependencies_between_archives() {
+    let f = standard("group");
+    f.ar("liba.a", &["a.ptx", "c.ptx"]).ar("libb.a", &["b.ptx"]);
+    // a (liba) needs g (libb), which needs h (liba again).
+    let o = f.run(&["-o", "out.ptx", "main.ptx", "liba.a", "libb.a"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("error: undefined symbol: h"),
+        "{}",
+        stderr(&o)
+    );
+    let o = f.run(&[
+        "-o",
+        "out.ptx",
+        "main.ptx",
+        "--start-group",
+        "liba.a",
+        "libb.a",
+        "--end-group",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = f.run(&["-o", "out2.ptx", "main.ptx", "-(", "liba.a", "libb.a", "-)"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(f.read("out.ptx"), f.read("out2.ptx"));
+    for bad in [
+        &["--start-group", "liba.a"][..],
+        &["liba.a", "--end-group"][..],
+    ] {
+        let mut args = vec!["-o", "x.ptx", "main.ptx"];
+        args.extend_from_slice(bad);
+        let o = f.run(&args);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains("group"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn whole_archive_and_forced_undefined_symbols() {
+    let f = standard("whole");
+    f.ar("libx.a", &["a.ptx", "b.ptx", "c.ptx", "d.ptx"]);
+    let o = f.run(&[
+        "-o",
+        "w.ptx",
+        "main.ptx",
+        "--whole-archive",
+        "libx.a",
+        "--no-whole-archive",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(f.read("w.ptx").contains(") unused ("));
+    let o = f.run(&["-u", "unused", "-o", "u.ptx", "main.ptx", "libx.a"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(f.read("u.ptx").contains(") unused ("));
+    let o = f.run(&["--undefined=unused", "-o", "u2.ptx", "main.ptx", "libx.a"]);
+    assert!(o.status.success());
+    assert_eq!(f.read("u.ptx"), f.read("u2.ptx"));
+}
+
+#[test]
+fn library_search_with_dash_l() {
+    let f = standard("search");
+    std::fs::create_dir_all(f.dir.join("lib dir")).unwrap();
+    f.ar("lib dir/libx.a", &["a.ptx", "b.ptx", "c.ptx"]);
+    let o = f.run(&["-o", "l.ptx", "main.ptx", "-L", "lib dir", "-lx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = f.run(&["-o", "l2.ptx", "main.ptx", "-Llib dir", "-l", ":libx.a"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(f.read("l.ptx"), f.read("l2.ptx"));
+    let o = f.run(&[
+        "-o",
+        "l3.ptx",
+        "main.ptx",
+        "-L",
+        "nowhere",
+        "-L",
+        "lib dir",
+        "-lmissing",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "error: unable to find library -lmissing (libmissing.a); searched: nowhere, lib dir"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn response_files_with_gnu_quoting_and_nesting() {
+    let f = standard("rsp");
+    f.ar("libx.a", &["a.ptx", "b.ptx", "c.ptx"]);
+    f.file("inner.rsp", "'libx.a'\n");
+    f.file("outer.rsp", "-o \"out put.ptx\"   main.ptx @inner.rsp\n");
+    let o = f.run(&["@outer.rsp"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(f.dir.join("out put.ptx").exists());
+    f.file("loop.rsp", "@loop.rsp\n");
+    let o = f.run(&["@loop.rsp"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("nested more than 16 levels"),
+        "{}",
+        stderr(&o)
+    );
+    let o = f.run(&["@absent.rsp"]);
+    assert!(stderr(&o).contains("cannot read response file absent.rsp"));
+}
+
+#[test]
+fn dependency_file_names_every_file_read() {
+    let f = standard("dep");
+    std::fs::create_dir_all(f.dir.join("my libs")).unwrap();
+    f.ar("my libs/libx.a", &["a.ptx", "b.ptx", "c.ptx"]);
+    f.file("args.rsp", "main.ptx\n");
+    let o = f.run(&[
+        "--dependency-file",
+        "out.d",
+        "-o",
+        "out$1.ptx",
+        "@args.rsp",
+        "-L",
+        "my libs",
+        "-lx",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        f.read("out.d"),
+        "out$$1.ptx: \\\n  args.rsp \\\n  main.ptx \\\n  my\\ libs/libx.a\n"
+    );
+    // A failed link writes no depfile and no output.
+    let o = f.run(&["--dependency-file=bad.d", "-o", "bad.ptx", "libx-missing.a"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!f.dir.join("bad.d").exists() && !f.dir.join("bad.ptx").exists());
+}
+
+#[test]
+fn fatal_warnings_turn_warnings_into_errors() {
+    let f = Fixture::new("fatal");
+    let mut text = module(&["solo"], &[]);
+    text.insert_str(0, "// caf\u{e9}\n");
+    f.file("w.ptx", &text);
+    let o = f.run(&["-o", "ok.ptx", "w.ptx"]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("warning: w.ptx:1:7: non-ASCII byte"),
+        "{}",
+        stderr(&o)
+    );
+    let o = f.run(&["--fatal-warnings", "-o", "no.ptx", "w.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("warnings are errors (--fatal-warnings)"));
+    assert!(!f.dir.join("no.ptx").exists());
+}
+
+/// Real GCC output and Debian's newlib `libc.a` for nvptx: `memcpy` comes from the
+/// archive member `lib_a-memcpy.o`, and the result assembles as a whole program.
+#[test]
+fn gcc_module_links_against_newlib() {
+    let accel = Path::new("/usr/lib/gcc/x86_64-linux-gnu/12/accel/nvptx-none");
+    if !accel.join("libc.a").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install gcc-12-offload-nvptx"
+        );
+        eprintln!(
+            "\n*** SKIPPED: {} missing (install gcc-12-offload-nvptx) ***\n",
+            accel.display()
+        );
+        return;
+    }
+    let f = Fixture::new("newlib");
+    let module = root().join("fixtures/archives/g05_structs.ptx");
+    let o = f.run(&[
+        "--verbose",
+        "-o",
+        "out.ptx",
+        module.to_str().unwrap(),
+        "-L",
+        accel.to_str().unwrap(),
+        "-lc",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("libc.a(lib_a-memcpy.o): loaded for memcpy"),
+        "{}",
+        stderr(&o)
+    );
+    if let Some(ptxas) = ptxas() {
+        let r = Command::new(ptxas)
+            .args(["-arch=sm_80", "-o", "/dev/null", "out.ptx"])
+            .current_dir(&f.dir)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+}
+
+#[test]
+fn archives_of_containers_and_of_nul_separated_modules() {
+    let f = standard("containers");
+    // A fatbin member (written by ptxld itself) and a GCC-style member holding two
+    // modules separated by a NUL byte.
+    let o = f.run(&["-o", "a.fatbin", "a.ptx", "-u", "f", "--emit", "fatbin"]);
+    assert_eq!(o.status.code(), Some(1), "a alone leaves g undefined");
+    let o = f.run(&["-o", "c.fatbin", "c.ptx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let two = format!("{}\0{}", f.read("a.ptx"), f.read("b.ptx"));
+    f.file("ab.o", &two);
+    f.ar("libmix.a", &["ab.o", "c.fatbin"]);
+    let o = f.run(&["--verbose", "-o", "out.ptx", "main.ptx", "libmix.a"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = stderr(&o);
+    assert!(log.contains("libmix.a(ab.o#1): loaded for f"), "{log}");
+    assert!(log.contains("libmix.a(ab.o#2): loaded for g"), "{log}");
+    assert!(log.contains("libmix.a(c.fatbin): loaded for h"), "{log}");
+}

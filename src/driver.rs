@@ -12,7 +12,7 @@ use crate::container::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
 use crate::input::{read_path, Bytes};
-use crate::link::{link, HeaderOptions, LinkOptions, Linked};
+use crate::link::{link, GcOptions, HeaderOptions, LinkOptions, Linked};
 use crate::output::{clobbers_input, write_atomic};
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
@@ -59,6 +59,14 @@ pub struct Job {
     pub depfile: Option<PathBuf>,
     /// Further files the job depended on (response files), for the depfile.
     pub extra_deps: Vec<PathBuf>,
+    /// `--gc-sections`: remove what no kernel, `--export` or `-u` symbol reaches.
+    pub gc_sections: bool,
+    /// `--export SYM`: kept by `--gc-sections`.
+    pub exports: Vec<String>,
+    /// `--export-all`: every `.visible` symbol is kept by `--gc-sections`.
+    pub export_all: bool,
+    /// `--print-gc-sections`: list what `--gc-sections` removed.
+    pub print_gc_sections: bool,
 }
 
 impl Job {
@@ -78,6 +86,10 @@ impl Job {
             verbose: false,
             depfile: None,
             extra_deps: Vec::new(),
+            gc_sections: false,
+            exports: Vec::new(),
+            export_all: false,
+            print_gc_sections: false,
         }
     }
 }
@@ -227,10 +239,10 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
 /// One link for one target; returns the link result and what to report.
 fn link_one(
     job: &Job,
+    plan: Plan,
     arch: Option<&str>,
     messages: &mut String,
 ) -> Result<(Linked, Vec<PathBuf>), Failure> {
-    let plan = plan(job)?;
     let files_read = plan.files_read;
     let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
     let load = LoadOptions {
@@ -284,9 +296,18 @@ fn link_one(
             arch: arch.map(str::to_string),
             ptx_version: job.ptx_version,
         },
+        gc: job.gc_sections.then(|| GcOptions {
+            exports: job.exports.iter().chain(&job.undefined).cloned().collect(),
+            export_all: job.export_all,
+        }),
     };
     match link(&sources, &modules, &opts) {
         Ok(l) => {
+            if job.print_gc_sections {
+                for r in &l.removed {
+                    messages.push_str(&format!("ptxld: removing unused {r}\n"));
+                }
+            }
             messages.push_str(&l.warnings.render(&sources, job.error_limit));
             if job.fatal_warnings && (warned || !l.warnings.is_empty()) {
                 messages.push_str("error: warnings are errors (--fatal-warnings)\n");
@@ -307,6 +328,67 @@ fn link_one(
 
 /// Links `job` and returns the output bytes without writing anything.
 pub fn link_job(job: &Job) -> Result<Outcome, Failure> {
+    link_plans(job, &|| plan(job))
+}
+
+/// An input held in memory, for [`link_in_memory`].
+#[derive(Clone, Debug)]
+pub struct MemoryInput {
+    /// The name used in messages.
+    pub name: String,
+    /// PTX text, a container, or an archive.
+    pub bytes: Vec<u8>,
+}
+
+/// Links inputs held in memory, in order, with the options of `job` (its `inputs`
+/// and `lib_dirs` are ignored; `emit` defaults by `job.output`'s extension). Nothing
+/// is read from or written to disk.
+pub fn link_in_memory(inputs: &[MemoryInput], job: &Job) -> Result<Outcome, Failure> {
+    let make = || -> Result<Plan, Failure> {
+        let mut p = Plan {
+            units: Vec::new(),
+            pieces: Vec::new(),
+            files_read: Vec::new(),
+        };
+        for input in inputs {
+            if archive::is_archive(&input.bytes) {
+                let members = archive::members(&input.bytes)
+                    .map_err(|e| fail(format!("{}: {e}", input.name)))?;
+                let first = p.units.len();
+                for m in members {
+                    p.units.push(Unit {
+                        name: format!("{}({})", input.name, m.name),
+                        path: None,
+                        bytes: Bytes::Owned(m.bytes),
+                    });
+                }
+                p.pieces.push(Piece::Archive {
+                    name: input.name.clone(),
+                    members: (first..p.units.len()).collect(),
+                    whole: false,
+                    group: None,
+                });
+            } else {
+                p.pieces.push(Piece::Object(p.units.len(), None));
+                p.units.push(Unit {
+                    name: input.name.clone(),
+                    path: None,
+                    bytes: Bytes::Owned(input.bytes.clone()),
+                });
+            }
+        }
+        if p.units.is_empty() {
+            return Err(fail("no input modules"));
+        }
+        Ok(p)
+    };
+    link_plans(job, &make)
+}
+
+fn link_plans(
+    job: &Job,
+    make_plan: &dyn Fn() -> Result<Plan, Failure>,
+) -> Result<Outcome, Failure> {
     let emit = job.emit.unwrap_or_else(|| Emit::from_path(&job.output));
     if emit == Emit::Ptx && job.archs.len() > 1 {
         return Err(fail(
@@ -324,9 +406,11 @@ pub fn link_job(job: &Job) -> Result<Outcome, Failure> {
     for (i, arch) in targets.iter().enumerate() {
         // Warnings are reported once, for the first target.
         let mut msgs = String::new();
-        let (l, files) = link_one(job, *arch, &mut msgs).map_err(|f| Failure {
-            messages: format!("{messages}{}", f.messages),
-        })?;
+        let (l, files) = make_plan()
+            .and_then(|plan| link_one(job, plan, *arch, &mut msgs))
+            .map_err(|f| Failure {
+                messages: format!("{messages}{}", f.messages),
+            })?;
         if i == 0 {
             messages.push_str(&msgs);
             files_read = files;

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod build;
 pub mod container;
 pub mod describe;
 pub mod diag;
@@ -31,6 +32,7 @@ pub mod rsp;
 pub mod select;
 pub mod source;
 
+pub use build::Build;
 pub use diag::{Diagnostic, Diagnostics};
 pub use frontend::{check_files, parse_files, parse_sources, ParsedInputs};
 pub use parse::{parse_module, Parsed};

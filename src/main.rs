@@ -47,6 +47,15 @@ still undefined at that point on the command line):
                          start with SYM undefined (pulls in its definition)
   @FILE                  read more arguments from FILE (GNU quoting; nestable)
 
+Dead code:
+  --gc-sections          remove functions and variables that no kernel, no
+                         --export/-u symbol reaches (calls, address-taking,
+                         initializers, .calltargets, .alias); undefined symbols
+                         only removed code uses are then no error
+  --export SYM           keep SYM (and what it reaches) with --gc-sections
+  --export-all           keep every .visible symbol with --gc-sections
+  --print-gc-sections    list what --gc-sections removed
+
 Build systems:
   --dependency-file=FILE write a Make-syntax depfile naming the output and every
                          file read (inputs, archives, response files)
@@ -73,7 +82,7 @@ An input named - is read from standard input. Exit status: 0 on success, 1 on
 any error.";
 
 enum Mode {
-    Link(Job),
+    Link(Box<Job>),
     SyntaxOnly(Vec<PathBuf>),
     PrintSymbols(Vec<PathBuf>),
 }
@@ -159,6 +168,11 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
             "--end-group" | "-)" => job.inputs.push(InputSpec::Group(false)),
             "--dependency-file" => job.depfile = Some(PathBuf::from(value("--dependency-file")?)),
             "--verbose" | "-v" => job.verbose = true,
+            "--gc-sections" => job.gc_sections = true,
+            "--no-gc-sections" => job.gc_sections = false,
+            "--print-gc-sections" => job.print_gc_sections = true,
+            "--export" => job.exports.push(value("--export")?),
+            "--export-all" => job.export_all = true,
             "--fatal-warnings" => job.fatal_warnings = true,
             "--syntax-only" => syntax_only = true,
             "--print-symbols" => print_symbols = true,
@@ -198,7 +212,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
         match output {
             Some(o) => {
                 job.output = o;
-                Mode::Link(job.clone())
+                Mode::Link(Box::new(job.clone()))
             }
             None => {
                 bail!("no output file: use -o FILE (or -o - for standard output); see ptxld --help")

@@ -369,3 +369,69 @@ fn archives_of_containers_and_of_nul_separated_modules() {
     assert!(log.contains("libmix.a(ab.o#2): loaded for g"), "{log}");
     assert!(log.contains("libmix.a(c.fatbin): loaded for h"), "{log}");
 }
+
+/// The library API used by build scripts: rerun-if lines, OUT_DIR, typed errors.
+#[test]
+fn build_api_in_a_temporary_out_dir() {
+    let f = standard("api");
+    let out = ptxld::Build::new()
+        .file(f.dir.join("main.ptx"))
+        .file(f.dir.join("a.ptx"))
+        .file(f.dir.join("b.ptx"))
+        .file(f.dir.join("c.ptx"))
+        .out_dir(&f.dir)
+        .cargo_metadata(false)
+        .try_compile("api")
+        .unwrap();
+    assert_eq!(out, f.dir.join("api.ptx"));
+    assert!(f
+        .read("api.ptx")
+        .starts_with(".version 7.0\n.target sm_80\n"));
+    let err = ptxld::Build::new()
+        .file(f.dir.join("main.ptx"))
+        .out_dir(&f.dir)
+        .cargo_metadata(false)
+        .try_compile("broken")
+        .unwrap_err();
+    match &err {
+        ptxld::build::Error::Link(failure) => {
+            assert!(failure.messages.contains("error: undefined symbol: f"))
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err
+        .to_string()
+        .starts_with("ptxld failed:\nerror: undefined symbol: f"));
+    let obj = ptxld::Build::new()
+        .files([
+            f.dir.join("main.ptx"),
+            f.dir.join("a.ptx"),
+            f.dir.join("b.ptx"),
+            f.dir.join("c.ptx"),
+        ])
+        .emit(ptxld::container::Emit::Obj)
+        .out_dir(&f.dir)
+        .cargo_metadata(false)
+        .compile("my-kernels");
+    assert_eq!(obj, f.dir.join("my-kernels.o"));
+    let bytes = std::fs::read(&obj).unwrap();
+    assert!(bytes.windows(22).any(|w| w == b"my_kernels_fatbin_data"));
+}
+
+/// The in-memory API: bytes in, bytes out, nothing touches the disk.
+#[test]
+fn link_in_memory() {
+    use ptxld::driver::{link_in_memory, Job, MemoryInput};
+    let inputs: Vec<MemoryInput> = [("main", module(&[], &["f"])), ("lib", module(&["f"], &[]))]
+        .into_iter()
+        .map(|(n, t)| MemoryInput {
+            name: n.to_string(),
+            bytes: t.into_bytes(),
+        })
+        .collect();
+    let out = link_in_memory(&inputs, &Job::new("mem.ptx")).unwrap();
+    let text = String::from_utf8(out.bytes).unwrap();
+    assert!(text.contains(".visible .func (.param .b32 r) f (.param .b32 a)\n{"));
+    let err = link_in_memory(&inputs[..1], &Job::new("mem.ptx")).unwrap_err();
+    assert!(err.messages.contains("undefined symbol: f"));
+}

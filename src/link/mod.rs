@@ -12,12 +12,14 @@
 
 mod compat;
 mod db;
+mod gc;
 pub mod header;
 mod names;
 mod report;
 mod resolve;
 mod write;
 
+pub use gc::GcOptions;
 pub use header::{HeaderOptions, MergedHeader};
 pub use resolve::SYSTEM_CALLS;
 
@@ -30,6 +32,8 @@ use crate::source::SourceMap;
 pub struct LinkOptions {
     /// Overrides of the merged header (`--arch`, `--ptx-version`).
     pub header: HeaderOptions,
+    /// `--gc-sections`: remove what the kernels and exports do not reach.
+    pub gc: Option<GcOptions>,
 }
 
 /// A successful link.
@@ -40,6 +44,8 @@ pub struct Linked {
     pub header: MergedHeader,
     /// Warnings (the link succeeded anyway).
     pub warnings: Diagnostics,
+    /// With `--gc-sections`: what was removed, one line each (`function foo (a.ptx:3:1)`).
+    pub removed: Vec<String>,
 }
 
 /// Links `modules` (parsed from `sources`, in link order) into one PTX module.
@@ -60,16 +66,34 @@ pub fn link(
     let mut errors = Diagnostics::new();
     let mut warnings = Diagnostics::new();
     if dwarf == write::Dwarf::Drop {
-        warnings.push(Diagnostic {
-            severity: crate::diag::Severity::Warning,
-            ..Diagnostic::global_error(
-                "debug sections of several modules cannot be merged yet; they are dropped \
-                 (line information is kept)",
-            )
-        });
+        warnings.push(warning(
+            "debug sections of several modules cannot be merged yet; they are dropped \
+             (line information is kept)",
+        ));
     }
-    let header = header::merge(&inputs, &opts.header, dwarf == write::Dwarf::Keep);
     let resolution = resolve::resolve(&inputs, &db);
+    let live = match (&resolution, &opts.gc) {
+        (Ok(r), Some(g)) => Some(gc::mark(&inputs, &db, r, g)),
+        _ => None,
+    };
+    // Debug sections may name what --gc-sections removes: drop them then.
+    let removed_any = live.as_ref().is_some_and(|l| {
+        resolution.as_ref().is_ok_and(|r| {
+            r.outs
+                .iter()
+                .zip(&l.outs)
+                .any(|(o, &keep)| !keep && is_code_or_data(o.kind))
+        })
+    });
+    let dwarf = if removed_any && has_sections(modules) {
+        warnings.push(warning(
+            "debug sections are dropped because --gc-sections removed code they describe",
+        ));
+        write::Dwarf::Drop
+    } else {
+        dwarf
+    };
+    let header = header::merge(&inputs, &opts.header, dwarf == write::Dwarf::Keep);
     let (header, mut resolution) = match (header, resolution) {
         (Ok(h), Ok(r)) => (h, r),
         (h, r) => {
@@ -79,17 +103,78 @@ pub fn link(
             return Err(errors);
         }
     };
+    // Undefined imports are errors, unless --gc-sections removed every user.
+    for (d, syms) in std::mem::take(&mut resolution.undefined) {
+        let used = match &live {
+            None => true,
+            Some(l) => syms
+                .iter()
+                .any(|s| l.syms[s.module as usize][s.id.0 as usize]),
+        };
+        if used {
+            errors.push(d);
+        }
+    }
+    if errors.has_errors() {
+        errors.sort();
+        return Err(errors);
+    }
     names::assign(&inputs, &mut resolution);
-    match write::write(&inputs, &db, &resolution, &header, dwarf) {
+    let live_outs = live.as_ref().map(|l| l.outs.as_slice());
+    let mut removed = Vec::new();
+    if let Some(keep) = live_outs {
+        for (o, &k) in resolution.outs.iter().zip(keep) {
+            if !k && is_code_or_data(o.kind) {
+                let f = sources.file(modules[o.origin.module as usize].file);
+                let lc = f.line_col(inputs.def_span(o.origin).lo);
+                let what = if o.kind == crate::ir::SymbolKind::Variable {
+                    "variable"
+                } else {
+                    "function"
+                };
+                removed.push(format!(
+                    "{what} {} ({}:{}:{})",
+                    report::display_name(inputs.name(o.origin)),
+                    f.name(),
+                    lc.line,
+                    lc.col
+                ));
+            }
+        }
+    }
+    match write::write(&inputs, &db, &resolution, &header, dwarf, live_outs) {
         Ok(ptx) => Ok(Linked {
             ptx,
             header,
             warnings,
+            removed,
         }),
         Err(e) => {
             errors.extend(e);
             errors.sort();
             Err(errors)
         }
+    }
+}
+
+fn is_code_or_data(k: crate::ir::SymbolKind) -> bool {
+    matches!(
+        k,
+        crate::ir::SymbolKind::Function | crate::ir::SymbolKind::Variable
+    )
+}
+
+fn has_sections(modules: &[Module]) -> bool {
+    modules.iter().any(|m| {
+        m.items
+            .iter()
+            .any(|i| matches!(i.kind, crate::ir::ItemKind::Section(_)))
+    })
+}
+
+fn warning(msg: &str) -> Diagnostic {
+    Diagnostic {
+        severity: crate::diag::Severity::Warning,
+        ..Diagnostic::global_error(msg)
     }
 }

@@ -43,6 +43,9 @@ pub(crate) struct Resolution {
     /// `fate[module][symbol]`: the output symbol each input symbol binds to, or `None`
     /// for symbols that vanish (unused imports) or stay inside a body (labels).
     pub fate: Vec<Vec<Option<u32>>>,
+    /// Imports nothing defines, with the declarations concerned. They are errors,
+    /// except, with `--gc-sections`, when only removed code refers to them.
+    pub undefined: Vec<(Diagnostic, Vec<ModSym>)>,
 }
 
 impl Resolution {
@@ -69,6 +72,7 @@ pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<
                 .iter()
                 .map(|m| vec![None; m.symbols.len()])
                 .collect(),
+            undefined: Vec::new(),
         },
         errors: Vec::new(),
     };
@@ -88,6 +92,7 @@ pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<
     if r.errors.is_empty() {
         Ok(r.res)
     } else {
+        r.errors.extend(r.res.undefined.into_iter().map(|(d, _)| d));
         Err(r.errors)
     }
 }
@@ -224,8 +229,12 @@ impl<'a> Resolver<'_, 'a> {
                 "declared .extern at",
             );
         }
-        self.errors.push(d.with_help(
-            "link the module that defines it, or remove the declaration if it is unused",
+        let symbols = entries.iter().map(|e| e.s).collect();
+        self.res.undefined.push((
+            d.with_help(
+                "link the module that defines it, or remove the declaration if it is unused",
+            ),
+            symbols,
         ));
     }
 

@@ -67,7 +67,9 @@ pub(crate) fn write(
     res: &Resolution,
     header: &MergedHeader,
     dwarf: Dwarf,
+    live: Option<&[bool]>,
 ) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    let keep = |o: usize| live.is_none_or(|l| l[o]);
     let (file_map, file_items) = number_files(inputs);
     let mut w = Writer {
         inputs,
@@ -86,7 +88,7 @@ pub(crate) fn write(
         let e = w.module_edits(mi as u32, files, dwarf);
         w.edits.push(e);
     }
-    let var_order = variable_order(inputs, db, res)?;
+    let var_order = variable_order(inputs, db, res, &keep)?;
 
     w.out.extend_from_slice(header.render().as_bytes());
     for (mi, item) in file_items {
@@ -94,8 +96,8 @@ pub(crate) fn write(
         w.line(mi, span, "");
     }
     // Prototypes of every function the module keeps (kernels need none).
-    for out in &res.outs {
-        if out.kind != SymbolKind::Function {
+    for (o, out) in res.outs.iter().enumerate() {
+        if out.kind != SymbolKind::Function || !keep(o) {
             continue;
         }
         let m = inputs.module(out.origin);
@@ -126,10 +128,10 @@ pub(crate) fn write(
                         module: mi,
                         id: id.expect("every function has a symbol"),
                     };
-                    let keep = res
+                    let chosen = res
                         .out_of(me)
-                        .is_some_and(|o| res.outs[o as usize].origin == me);
-                    if keep {
+                        .is_some_and(|o| res.outs[o as usize].origin == me && keep(o as usize));
+                    if chosen {
                         w.line(mi, item.span, "");
                     }
                 }
@@ -139,9 +141,10 @@ pub(crate) fn write(
         }
     }
     // `.alias` directives of the aliases that won.
-    for out in &res.outs {
+    for (o, out) in res.outs.iter().enumerate() {
         let m = inputs.module(out.origin);
-        if out.kind != SymbolKind::Function || m.symbol(out.origin.id).aliasee.is_none() {
+        if out.kind != SymbolKind::Function || m.symbol(out.origin.id).aliasee.is_none() || !keep(o)
+        {
             continue;
         }
         let name = inputs.name(out.origin);
@@ -398,9 +401,10 @@ fn variable_order(
     inputs: &Inputs,
     db: &SymbolDb,
     res: &Resolution,
+    keep: &dyn Fn(usize) -> bool,
 ) -> Result<Vec<u32>, Vec<Diagnostic>> {
     let vars: Vec<u32> = (0..res.outs.len() as u32)
-        .filter(|&o| res.outs[o as usize].kind == SymbolKind::Variable)
+        .filter(|&o| res.outs[o as usize].kind == SymbolKind::Variable && keep(o as usize))
         .collect();
     let mut g: DiGraph<u32, ()> = DiGraph::new();
     let node: FxHashMap<u32, _> = vars.iter().map(|&o| (o, g.add_node(o))).collect();

@@ -1,0 +1,212 @@
+//! Linking PTX from cargo build scripts, in the style of the `cc` crate:
+//!
+//! ```no_run
+//! // build.rs
+//! let out = ptxld::Build::new()
+//!     .file("kernels/a.ptx")
+//!     .file("kernels/b.ptx")
+//!     .arch("sm_80")
+//!     .gc(true)
+//!     .compile("kernels"); // writes $OUT_DIR/kernels.ptx
+//! // src/lib.rs: const KERNELS: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+//! ```
+//!
+//! `compile` prints `cargo:rerun-if-changed` for every input and
+//! `cargo:rerun-if-env-changed` for every environment variable it reads (`OUT_DIR`,
+//! `PTXLD_ARCH`), turns warnings into `cargo:warning` lines, and panics with the
+//! rendered diagnostics on failure; `try_compile` returns them as an [`Error`].
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::container::Emit;
+use crate::driver::{self, Failure, InputSpec, Job};
+
+/// A link configured from a build script.
+#[derive(Clone, Debug)]
+pub struct Build {
+    inputs: Vec<InputSpec>,
+    archs: Vec<String>,
+    ptx_version: Option<(u32, u32)>,
+    emit: Emit,
+    gc: bool,
+    exports: Vec<String>,
+    out_dir: Option<PathBuf>,
+    cargo_metadata: bool,
+}
+
+impl Default for Build {
+    fn default() -> Build {
+        Build::new()
+    }
+}
+
+/// Why a [`Build`] failed.
+#[derive(Debug)]
+pub enum Error {
+    /// Neither [`Build::out_dir`] nor the `OUT_DIR` variable gives an output directory.
+    NoOutDir,
+    /// The link failed; the diagnostics as ptxld prints them.
+    Link(Failure),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoOutDir => f.write_str(
+                "no output directory: call Build::out_dir or run from a cargo build script \
+                 (OUT_DIR)",
+            ),
+            Error::Link(failure) => write!(f, "ptxld failed:\n{failure}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Build {
+    /// A build with no inputs, PTX output, no dead-code removal.
+    pub fn new() -> Build {
+        Build {
+            inputs: Vec::new(),
+            archs: Vec::new(),
+            ptx_version: None,
+            emit: Emit::Ptx,
+            gc: false,
+            exports: Vec::new(),
+            out_dir: None,
+            cargo_metadata: true,
+        }
+    }
+
+    /// Adds an input: PTX text, a fatbin, or an object carrying one.
+    pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Build {
+        self.inputs
+            .push(InputSpec::File(path.as_ref().to_path_buf()));
+        self
+    }
+
+    /// Adds several inputs.
+    pub fn files<P: AsRef<Path>>(&mut self, paths: impl IntoIterator<Item = P>) -> &mut Build {
+        for p in paths {
+            self.file(p);
+        }
+        self
+    }
+
+    /// Adds an archive; like on a command line, its members are used on demand, for
+    /// what the inputs before it still need.
+    pub fn archive(&mut self, path: impl AsRef<Path>) -> &mut Build {
+        self.file(path)
+    }
+
+    /// Adds a target (`sm_80`); several give a fatbin or object with one entry each.
+    /// Without any, `PTXLD_ARCH` (comma-separated) is used, else the inputs' highest.
+    pub fn arch(&mut self, arch: &str) -> &mut Build {
+        self.archs.push(arch.to_string());
+        self
+    }
+
+    /// Sets the output's `.version`.
+    pub fn ptx_version(&mut self, major: u32, minor: u32) -> &mut Build {
+        self.ptx_version = Some((major, minor));
+        self
+    }
+
+    /// Chooses PTX (default), a fatbin, or an ELF object.
+    pub fn emit(&mut self, emit: Emit) -> &mut Build {
+        self.emit = emit;
+        self
+    }
+
+    /// Removes code no kernel (and no [`Build::export`]) reaches (`--gc-sections`).
+    pub fn gc(&mut self, on: bool) -> &mut Build {
+        self.gc = on;
+        self
+    }
+
+    /// Keeps `symbol` with [`Build::gc`].
+    pub fn export(&mut self, symbol: &str) -> &mut Build {
+        self.exports.push(symbol.to_string());
+        self
+    }
+
+    /// Writes into `dir` instead of `OUT_DIR`.
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Build {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Whether to print `cargo:` lines (default true).
+    pub fn cargo_metadata(&mut self, on: bool) -> &mut Build {
+        self.cargo_metadata = on;
+        self
+    }
+
+    /// Every environment variable is read here, so cargo knows to rerun the script
+    /// when it changes.
+    fn getenv(&self, name: &str) -> Option<String> {
+        if self.cargo_metadata {
+            println!("cargo:rerun-if-env-changed={name}");
+        }
+        std::env::var(name).ok()
+    }
+
+    /// Links into `OUT_DIR/NAME.ptx` (`.fatbin`, `.o` for the other kinds) and returns
+    /// the path; panics with the diagnostics on failure, as `cc` does.
+    pub fn compile(&self, name: &str) -> PathBuf {
+        match self.try_compile(name) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Like [`Build::compile`], returning failures.
+    pub fn try_compile(&self, name: &str) -> Result<PathBuf, Error> {
+        let dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => PathBuf::from(self.getenv("OUT_DIR").ok_or(Error::NoOutDir)?),
+        };
+        let ext = match self.emit {
+            Emit::Ptx => "ptx",
+            Emit::Fatbin => "fatbin",
+            Emit::Obj => "o",
+        };
+        let output = dir.join(format!("{name}.{ext}"));
+        let mut job = Job::new(&output);
+        job.inputs = self.inputs.clone();
+        job.emit = Some(self.emit);
+        job.archs = self.archs.clone();
+        if job.archs.is_empty() {
+            if let Some(list) = self.getenv("PTXLD_ARCH") {
+                job.archs = list
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect();
+            }
+        }
+        job.ptx_version = self.ptx_version;
+        job.gc_sections = self.gc;
+        job.exports = self.exports.clone();
+        job.symbol = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        if self.cargo_metadata {
+            for i in &self.inputs {
+                if let InputSpec::File(p) = i {
+                    println!("cargo:rerun-if-changed={}", p.display());
+                }
+            }
+        }
+        let outcome = driver::run(&job).map_err(Error::Link)?;
+        if self.cargo_metadata {
+            for line in outcome.messages.lines() {
+                println!("cargo:warning={line}");
+            }
+        }
+        Ok(output)
+    }
+}

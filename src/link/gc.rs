@@ -1,0 +1,72 @@
+//! `--gc-sections`: keep the kernels and the exported symbols, and whatever they reach
+//! through the reference graph (calls, address-taking, initializers, `.calltargets`,
+//! `.alias`); everything else is removed. An indirect call can only reach a function
+//! whose address was taken somewhere, and address-taking is an edge of the graph, so
+//! every possible target of a live indirect call is live too.
+//!
+//! References from debug sections do not keep anything alive; when something is
+//! removed, the debug sections (which may name it) are dropped.
+
+use super::db::{ModSym, SymbolDb};
+use super::report::Inputs;
+use super::resolve::Resolution;
+use crate::ir::{Linkage, SymbolKind};
+
+/// What to keep besides the kernels.
+#[derive(Clone, Debug, Default)]
+pub struct GcOptions {
+    /// `--export SYM` and `-u SYM`: kept with what they reach.
+    pub exports: Vec<String>,
+    /// `--export-all`: every `.visible` symbol is kept.
+    pub export_all: bool,
+}
+
+/// Liveness of input symbols and output symbols.
+pub(crate) struct Live {
+    /// `syms[module][symbol]`.
+    pub syms: Vec<Vec<bool>>,
+    /// By output symbol.
+    pub outs: Vec<bool>,
+}
+
+pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOptions) -> Live {
+    let mut live = Live {
+        syms: inputs
+            .modules
+            .iter()
+            .map(|m| vec![false; m.symbols.len()])
+            .collect(),
+        outs: vec![false; res.outs.len()],
+    };
+    let mut work: Vec<ModSym> = Vec::new();
+    for o in &res.outs {
+        let sym = inputs.module(o.origin).symbol(o.origin.id);
+        let name = inputs.name(o.origin);
+        let root = o.kind == SymbolKind::Entry
+            || (o.global && opts.exports.iter().any(|e| e.as_bytes() == name))
+            || (opts.export_all && sym.linkage == Linkage::Visible);
+        if root {
+            work.push(o.origin);
+        }
+    }
+    while let Some(s) = work.pop() {
+        let flag = &mut live.syms[s.module as usize][s.id.0 as usize];
+        if *flag {
+            continue;
+        }
+        *flag = true;
+        if let Some(o) = res.out_of(s) {
+            let origin = res.outs[o as usize].origin;
+            live.outs[o as usize] |= origin == s;
+            work.push(origin);
+        }
+        if let Some(a) = inputs.module(s).symbol(s.id).aliasee {
+            work.push(ModSym {
+                module: s.module,
+                id: a,
+            });
+        }
+        work.extend(db.uses(s));
+    }
+    live
+}

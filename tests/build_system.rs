@@ -435,3 +435,48 @@ fn link_in_memory() {
     let err = link_in_memory(&inputs[..1], &Job::new("mem.ptx")).unwrap_err();
     assert!(err.messages.contains("undefined symbol: f"));
 }
+
+/// --gc-sections keeps kernels and exports and what they reach; undefined symbols that
+/// only removed code uses are no longer errors; the output assembles.
+#[test]
+fn gc_sections_keeps_what_kernels_and_exports_reach() {
+    let f = standard("gc");
+    // `dead` calls an undefined function; nothing reaches `dead`.
+    f.file("dead.ptx", &module(&["dead"], &["nowhere"]));
+    let all = ["main.ptx", "a.ptx", "b.ptx", "c.ptx", "d.ptx", "dead.ptx"];
+    let mut args = vec!["-o", "full.ptx"];
+    args.extend(all);
+    let o = f.run(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "without gc the undefined call is an error"
+    );
+    assert!(stderr(&o).contains("undefined symbol: nowhere"));
+    let mut args = vec!["--gc-sections", "--print-gc-sections", "-o", "gc.ptx"];
+    args.extend(all);
+    let o = f.run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "ptxld: removing unused function unused (d.ptx:4:32)\n\
+         ptxld: removing unused function dead (dead.ptx:5:32)\n"
+    );
+    let out = f.read("gc.ptx");
+    assert!(out.contains(") h (") && !out.contains(") unused (") && !out.contains("nowhere"));
+    let mut args = vec!["--gc-sections", "--export", "unused", "-o", "gc2.ptx"];
+    args.extend(all);
+    let o = f.run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(f.read("gc2.ptx").contains(") unused ("));
+    if let Some(ptxas) = ptxas() {
+        for out in ["gc.ptx", "gc2.ptx"] {
+            let r = Command::new(&ptxas)
+                .args(["-arch=sm_80", "-o", "/dev/null", out])
+                .current_dir(&f.dir)
+                .output()
+                .unwrap();
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        }
+    }
+}

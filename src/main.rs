@@ -52,6 +52,7 @@ Dead code:
                          --export/-u symbol reaches (calls, address-taking,
                          initializers, .calltargets, .alias); undefined symbols
                          only removed code uses are then no error
+  --no-gc-sections       keep everything (the default)
   --export SYM           keep SYM (and what it reaches) with --gc-sections
   --export-all           keep every .visible symbol with --gc-sections
   --print-gc-sections    list what --gc-sections removed

@@ -480,3 +480,85 @@ fn gc_sections_keeps_what_kernels_and_exports_reach() {
         }
     }
 }
+
+/// BSD `ar` format (macOS, FreeBSD): long names stored as `#1/LEN` before the data.
+#[test]
+fn bsd_archives_are_read_too() {
+    let f = standard("bsd");
+    let mut ar = b"!<arch>\n".to_vec();
+    for name in ["a_long_member_name.ptx", "b.ptx", "c.ptx"] {
+        let src = if name.starts_with('a') { "a.ptx" } else { name };
+        let data = std::fs::read(f.dir.join(src)).unwrap();
+        let mut body = name.as_bytes().to_vec();
+        body.extend_from_slice(&data);
+        let header = format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            format!("#1/{}", name.len()),
+            0,
+            0,
+            0,
+            644,
+            body.len()
+        );
+        assert_eq!(header.len(), 60);
+        ar.extend_from_slice(header.as_bytes());
+        ar.extend_from_slice(&body);
+        if ar.len() % 2 == 1 {
+            ar.push(b'\n');
+        }
+    }
+    std::fs::write(f.dir.join("libbsd.a"), ar).unwrap();
+    let o = f.run(&["--verbose", "-o", "out.ptx", "main.ptx", "libbsd.a"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("libbsd.a(a_long_member_name.ptx): loaded for f"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Every option the command line accepts is in `--help`.
+#[test]
+fn help_lists_every_option() {
+    let o = ptxld(Path::new("."), &["--help"]);
+    assert!(o.status.success());
+    let help = String::from_utf8_lossy(&o.stdout);
+    for opt in [
+        "-o FILE",
+        "--emit",
+        "--arch",
+        "--ptx-version",
+        "--symbol",
+        "-L DIR",
+        "-l NAME",
+        "-l:FILE",
+        "--whole-archive",
+        "--no-whole-archive",
+        "--start-group",
+        "--end-group",
+        "-u SYM",
+        "--undefined",
+        "@FILE",
+        "--dependency-file",
+        "--verbose",
+        "--fatal-warnings",
+        "--error-limit",
+        "--threads",
+        "--gc-sections",
+        "--no-gc-sections",
+        "--export SYM",
+        "--export-all",
+        "--print-gc-sections",
+        "--syntax-only",
+        "--print-symbols",
+        "--help",
+        "--version",
+    ] {
+        assert!(help.contains(opt), "--help does not mention {opt}");
+    }
+    let v = ptxld(Path::new("."), &["--version"]);
+    assert_eq!(
+        String::from_utf8_lossy(&v.stdout),
+        format!("ptxld {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}

@@ -156,6 +156,42 @@ struct Plan {
     files_read: Vec<PathBuf>,
 }
 
+impl Plan {
+    /// Adds one input: an archive's members become units of one archive piece,
+    /// anything else one unit of its own.
+    fn add(
+        &mut self,
+        name: String,
+        path: Option<PathBuf>,
+        bytes: Bytes,
+        whole: bool,
+        group: Option<u32>,
+    ) -> Result<(), Failure> {
+        if !archive::is_archive(bytes.as_slice()) {
+            self.pieces.push(Piece::Object(self.units.len(), group));
+            self.units.push(Unit { name, path, bytes });
+            return Ok(());
+        }
+        let members =
+            archive::members(bytes.as_slice()).map_err(|e| fail(format!("{name}: {e}")))?;
+        let first = self.units.len();
+        for m in members {
+            self.units.push(Unit {
+                name: format!("{name}({})", m.name),
+                path: path.clone(),
+                bytes: Bytes::Owned(m.bytes),
+            });
+        }
+        self.pieces.push(Piece::Archive {
+            name,
+            members: (first..self.units.len()).collect(),
+            whole,
+            group,
+        });
+        Ok(())
+    }
+}
+
 fn plan(job: &Job) -> Result<Plan, Failure> {
     let mut p = Plan {
         units: Vec::new(),
@@ -198,31 +234,7 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
         };
         p.files_read.push(path.clone());
         let name = path.display().to_string();
-        if archive::is_archive(bytes.as_slice()) {
-            let members =
-                archive::members(bytes.as_slice()).map_err(|e| fail(format!("{name}: {e}")))?;
-            let first = p.units.len();
-            for m in members {
-                p.units.push(Unit {
-                    name: format!("{name}({})", m.name),
-                    path: Some(path.clone()),
-                    bytes: Bytes::Owned(m.bytes),
-                });
-            }
-            p.pieces.push(Piece::Archive {
-                name,
-                members: (first..p.units.len()).collect(),
-                whole,
-                group,
-            });
-        } else {
-            p.pieces.push(Piece::Object(p.units.len(), group));
-            p.units.push(Unit {
-                name,
-                path: Some(path),
-                bytes,
-            });
-        }
+        p.add(name, Some(path), bytes, whole, group)?;
     }
     if group.is_some() {
         return Err(fail("--start-group without --end-group"));
@@ -351,31 +363,8 @@ pub fn link_in_memory(inputs: &[MemoryInput], job: &Job) -> Result<Outcome, Fail
             files_read: Vec::new(),
         };
         for input in inputs {
-            if archive::is_archive(&input.bytes) {
-                let members = archive::members(&input.bytes)
-                    .map_err(|e| fail(format!("{}: {e}", input.name)))?;
-                let first = p.units.len();
-                for m in members {
-                    p.units.push(Unit {
-                        name: format!("{}({})", input.name, m.name),
-                        path: None,
-                        bytes: Bytes::Owned(m.bytes),
-                    });
-                }
-                p.pieces.push(Piece::Archive {
-                    name: input.name.clone(),
-                    members: (first..p.units.len()).collect(),
-                    whole: false,
-                    group: None,
-                });
-            } else {
-                p.pieces.push(Piece::Object(p.units.len(), None));
-                p.units.push(Unit {
-                    name: input.name.clone(),
-                    path: None,
-                    bytes: Bytes::Owned(input.bytes.clone()),
-                });
-            }
+            let bytes = Bytes::Owned(input.bytes.clone());
+            p.add(input.name.clone(), None, bytes, false, None)?;
         }
         if p.units.is_empty() {
             return Err(fail("no input modules"));

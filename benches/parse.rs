@@ -129,6 +129,56 @@ fn report_link(name: &str, files: &[PathBuf]) {
     );
 }
 
+/// A few kernels calling libdevice, linked with all of libdevice, with and without
+/// `--gc-sections`: output size and ptxas time on each output.
+fn report_gc() {
+    let ptxld = env!("CARGO_BIN_EXE_ptxld");
+    let r = root();
+    let inputs: Vec<PathBuf> = [
+        "fixtures/ptx/llvm/cu_lib.ptx",
+        "fixtures/ptx/nvvm/nv_common.ptx",
+        "fixtures/link/real-libdevice-three-producers/g_nvlib.ptx",
+        "fixtures/ptx/libdevice/libdevice.sm70.ptx",
+    ]
+    .iter()
+    .map(|p| r.join(p))
+    .collect();
+    let full = r.join("target/bench-full.ptx");
+    let gc = r.join("target/bench-gc.ptx");
+    let t_full = time_cmd(ptxld, &["-o", full.to_str().unwrap()], &inputs);
+    let t_gc = time_cmd(ptxld, &["--gc-sections", "-o", gc.to_str().unwrap()], &inputs);
+    let (sf, sg) = (
+        std::fs::metadata(&full).unwrap().len(),
+        std::fs::metadata(&gc).unwrap().len(),
+    );
+    println!(
+        "kernels + libdevice: link {:.2} ms, {} bytes; with --gc-sections {:.2} ms, {} bytes \
+         ({:.0}x smaller)",
+        t_full.as_secs_f64() * 1e3,
+        sf,
+        t_gc.as_secs_f64() * 1e3,
+        sg,
+        sf as f64 / sg as f64
+    );
+    let ptxas = std::env::var_os("PTXAS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| r.join(".tools/nv/nvidia/cuda_nvcc/bin/ptxas"));
+    if !ptxas.exists() {
+        println!("  ptxas not found ({}): no assembly times", ptxas.display());
+        return;
+    }
+    let pt = ptxas.to_str().unwrap();
+    let a_full = time_cmd(pt, &["-arch=sm_80", "-o", "/dev/null"], std::slice::from_ref(&full));
+    let a_gc = time_cmd(pt, &["-arch=sm_80", "-o", "/dev/null"], std::slice::from_ref(&gc));
+    println!(
+        "  ptxas -arch=sm_80 (whole program): {:.1} ms without, {:.1} ms with --gc-sections \
+         ({:.1}x faster)",
+        a_full.as_secs_f64() * 1e3,
+        a_gc.as_secs_f64() * 1e3,
+        a_full.as_secs_f64() / a_gc.as_secs_f64()
+    );
+}
+
 fn report(name: &str, files: &[PathBuf]) {
     let bytes: u64 = files
         .iter()
@@ -194,4 +244,5 @@ fn main() {
     let corpus = generated_corpus(&ld);
     report("generated (200 renamed libdevice copies)", &corpus);
     report_link("generated (200 renamed libdevice copies)", &corpus);
+    report_gc();
 }

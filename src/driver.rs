@@ -67,6 +67,14 @@ pub struct Job {
     pub export_all: bool,
     /// `--print-gc-sections`: list what `--gc-sections` removed.
     pub print_gc_sections: bool,
+    /// `-Map FILE`: write the link map there.
+    pub map_file: Option<PathBuf>,
+    /// `--print-map`: print the link map on standard output.
+    pub print_map: bool,
+    /// `--trace-symbol` / `-y` names.
+    pub trace: Vec<String>,
+    /// `--why-live` names (with `--gc-sections`).
+    pub why_live: Vec<String>,
 }
 
 impl Job {
@@ -90,6 +98,10 @@ impl Job {
             exports: Vec::new(),
             export_all: false,
             print_gc_sections: false,
+            map_file: None,
+            print_map: false,
+            trace: Vec::new(),
+            why_live: Vec::new(),
         }
     }
 }
@@ -103,6 +115,8 @@ pub struct Outcome {
     pub messages: String,
     /// Every file read: inputs, archives, response files.
     pub files_read: Vec<PathBuf>,
+    /// The link map (of the first target), if `-Map` or `--print-map` asked for it.
+    pub map: Option<String>,
 }
 
 /// A failed link: the rendered diagnostics.
@@ -312,7 +326,11 @@ fn link_one(
             exports: job.exports.iter().chain(&job.undefined).cloned().collect(),
             export_all: job.export_all,
         }),
+        map: job.map_file.is_some() || job.print_map,
+        why_live: job.why_live.clone(),
     };
+    // Traces go first, so they are there when the link fails too.
+    messages.push_str(&crate::link::trace_symbols(&sources, &modules, &job.trace));
     match link(&sources, &modules, &opts) {
         Ok(l) => {
             if job.print_gc_sections {
@@ -320,6 +338,7 @@ fn link_one(
                     messages.push_str(&format!("ptxld: removing unused {r}\n"));
                 }
             }
+            messages.push_str(&l.why_live);
             messages.push_str(&l.warnings.render(&sources, job.error_limit));
             if job.fatal_warnings && (warned || !l.warnings.is_empty()) {
                 messages.push_str("error: warnings are errors (--fatal-warnings)\n");
@@ -434,10 +453,12 @@ fn link_plans(
             }
         }
     };
+    let map = linked[0].map.take();
     Ok(Outcome {
         bytes,
         messages,
         files_read,
+        map,
     })
 }
 
@@ -461,6 +482,10 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
     let result = link_job(job).and_then(|o| {
         write_atomic(&job.output, &o.bytes)
             .map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
+        if let (Some(path), Some(map)) = (&job.map_file, &o.map) {
+            write_atomic(path, map.as_bytes())
+                .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        }
         if let Some(dep) = &job.depfile {
             write_atomic(dep, depfile(&job.output, &o.files_read).as_bytes())
                 .map_err(|e| fail(format!("cannot write {}: {e}", dep.display())))?;

@@ -56,6 +56,15 @@ Dead code:
   --export SYM           keep SYM (and what it reaches) with --gc-sections
   --export-all           keep every .visible symbol with --gc-sections
   --print-gc-sections    list what --gc-sections removed
+  --why-live SYM         with --gc-sections: the chain of references that keeps SYM
+
+Explaining a link:
+  -Map FILE, --print-map write the link map to FILE / stdout: every output symbol,
+                         its origin and kind, which weak definition won, which
+                         commons merged, which locals were renamed
+  --trace-symbol SYM, -y SYM
+                         every definition, declaration and reference of SYM and
+                         what it became
 
 Build systems:
   --dependency-file=FILE write a Make-syntax depfile naming the output and every
@@ -111,7 +120,10 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
         // `--flag=value`, `-jN`, `-LDIR`, `-lNAME`, `-uSYM` as well as separate values.
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ if arg.len() > 2 && ["-j", "-L", "-l", "-u", "-o"].contains(&&arg[..2]) => {
+            _ if arg.len() > 2
+                && ["-j", "-L", "-l", "-u", "-o", "-y"].contains(&&arg[..2])
+                && !arg.starts_with("-Map") =>
+            {
                 (arg[..2].to_string(), Some(arg[2..].to_string()))
             }
             _ => (arg.clone(), None),
@@ -174,6 +186,10 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
             "--print-gc-sections" => job.print_gc_sections = true,
             "--export" => job.exports.push(value("--export")?),
             "--export-all" => job.export_all = true,
+            "-Map" | "--Map" => job.map_file = Some(PathBuf::from(value("-Map")?)),
+            "--print-map" | "-M" => job.print_map = true,
+            "--trace-symbol" | "-y" => job.trace.push(value("--trace-symbol")?),
+            "--why-live" => job.why_live.push(value("--why-live")?),
             "--fatal-warnings" => job.fatal_warnings = true,
             "--syntax-only" => syntax_only = true,
             "--print-symbols" => print_symbols = true,
@@ -249,6 +265,11 @@ fn run(o: Options) -> Result<bool> {
         Mode::Link(job) => match driver::run(&job) {
             Ok(outcome) => {
                 stderr.write_all(outcome.messages.as_bytes())?;
+                if job.print_map {
+                    if let Some(map) = &outcome.map {
+                        std::io::stdout().lock().write_all(map.as_bytes())?;
+                    }
+                }
                 Ok(true)
             }
             Err(failure) => {

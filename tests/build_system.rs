@@ -562,3 +562,119 @@ fn help_lists_every_option() {
         format!("ptxld {}\n", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn why_live_shows_the_chain_from_a_kernel() {
+    let f = standard("whylive");
+    let o = f.run(&[
+        "--gc-sections",
+        "--why-live",
+        "h",
+        "--why-live",
+        "unused",
+        "-o",
+        "out.ptx",
+        "main.ptx",
+        "a.ptx",
+        "b.ptx",
+        "c.ptx",
+        "d.ptx",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "ptxld: h is live:\n\
+         >>> kernel main_k (main.ptx:5:17)\n\
+         >>> uses f (a.ptx:5:32)\n\
+         >>> uses g (b.ptx:5:32)\n\
+         >>> uses h (c.ptx:4:32)\n\
+         ptxld: unused is not live: --gc-sections removed it\n"
+    );
+}
+
+/// `--print-map` / `-Map` and `--trace-symbol`, exact text, on link cases whose
+/// story is known: the first weak copy wins; commons merge into the largest.
+#[test]
+fn link_map_and_symbol_trace() {
+    let case = |name: &str| root().join("fixtures/link").join(name);
+    let o = ptxld(
+        &case("weak-first-wins-func"),
+        &["--print-map", "-y", "wf", "-o", "-", "1-a.ptx", "2-b.ptx"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let map_start = stdout.find("# ptxld link map").expect("map on stdout");
+    assert_eq!(
+        &stdout[map_start..],
+        "# ptxld link map: output symbol, kind, linkage, origin; how it was chosen\n\
+         res_a  variable  .visible  1-a.ptx:6:32  4 bytes, .align 4\n\
+         wf  function  .weak  1-a.ptx:9:30\n    \
+         beat 2-b.ptx:9:30 (.weak): the first .weak definition in link order wins\n\
+         k_a  kernel  .visible  1-a.ptx:17:17\n\
+         res_b  variable  .visible  2-b.ptx:6:32  4 bytes, .align 4\n\
+         k_b  kernel  .visible  2-b.ptx:17:17\n"
+    );
+    assert_eq!(
+        stderr(&o),
+        "ptxld: 1-a.ptx:7:30: declaration of wf (.weak function)\n\
+         ptxld: 1-a.ptx:9:30: definition of wf (.weak function)\n\
+         ptxld: 1-a.ptx:22:14: reference to wf (call)\n\
+         ptxld: 1-a.ptx: wf: bound to the definition at 1-a.ptx:9:30\n\
+         ptxld: 2-b.ptx:7:30: declaration of wf (.weak function)\n\
+         ptxld: 2-b.ptx:9:30: definition of wf (.weak function)\n\
+         ptxld: 2-b.ptx:22:14: reference to wf (call)\n\
+         ptxld: 2-b.ptx: wf: bound to the definition at 1-a.ptx:9:30\n"
+    );
+    let dir = case("common-sizes-largest");
+    let map = std::env::temp_dir().join(format!("ptxld-map-{}.txt", std::process::id()));
+    let out = std::env::temp_dir().join(format!("ptxld-map-{}.ptx", std::process::id()));
+    let o = ptxld(
+        &dir,
+        &[
+            "-Map",
+            map.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "1-small.ptx",
+            "2-large.ptx",
+            "3-mid.ptx",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&map).unwrap(),
+        "# ptxld link map: output symbol, kind, linkage, origin; how it was chosen\n\
+         cg  variable  .common  2-large.ptx:6:31  32 bytes, .align 8\n    \
+         merged 1-small.ptx:6:30 (.common, 16 bytes, .align 4)\n    \
+         merged 3-mid.ptx:6:31 (.common, 24 bytes, .align 4)\n\
+         k_a  kernel  .visible  1-small.ptx:8:17\n\
+         k_b  kernel  .visible  2-large.ptx:8:17\n\
+         k_c  kernel  .visible  3-mid.ptx:8:17\n"
+    );
+    // A trace still explains a failed link.
+    let o = ptxld(
+        &case("err-undef-func-called"),
+        &[
+            "-y",
+            "ext_f",
+            "-y",
+            "nothing",
+            "-o",
+            out.to_str().unwrap(),
+            "1-caller.ptx",
+            "2-other.ptx",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with(
+            "ptxld: 1-caller.ptx:6:32: declaration of ext_f (.extern function)\n\
+             ptxld: 1-caller.ptx:18:14: reference to ext_f (call)\n\
+             ptxld: 1-caller.ptx: ext_f: undefined: no input defines it\n\
+             ptxld: nothing: no input declares it\n\
+             error: undefined symbol: ext_f\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

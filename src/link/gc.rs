@@ -27,6 +27,8 @@ pub(crate) struct Live {
     pub syms: Vec<Vec<bool>>,
     /// By output symbol.
     pub outs: Vec<bool>,
+    /// Who made each symbol live first (`None` for the roots), for `--why-live`.
+    pub parent: rustc_hash::FxHashMap<ModSym, Option<ModSym>>,
 }
 
 pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOptions) -> Live {
@@ -37,8 +39,10 @@ pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOp
             .map(|m| vec![false; m.symbols.len()])
             .collect(),
         outs: vec![false; res.outs.len()],
+        parent: Default::default(),
     };
-    let mut work: Vec<ModSym> = Vec::new();
+    // (symbol, who reached it); depth-first, so the chains are short but not shortest.
+    let mut work: Vec<(ModSym, Option<ModSym>)> = Vec::new();
     for o in &res.outs {
         let sym = inputs.module(o.origin).symbol(o.origin.id);
         let name = inputs.name(o.origin);
@@ -46,27 +50,32 @@ pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOp
             || (o.global && opts.exports.iter().any(|e| e.as_bytes() == name))
             || (opts.export_all && sym.linkage == Linkage::Visible);
         if root {
-            work.push(o.origin);
+            work.push((o.origin, None));
         }
     }
-    while let Some(s) = work.pop() {
+    // Roots first in output order: reverse, since the work list is a stack.
+    work.reverse();
+    while let Some((s, from)) = work.pop() {
         let flag = &mut live.syms[s.module as usize][s.id.0 as usize];
         if *flag {
             continue;
         }
         *flag = true;
+        live.parent.insert(s, from);
         if let Some(o) = res.out_of(s) {
             let origin = res.outs[o as usize].origin;
             live.outs[o as usize] |= origin == s;
-            work.push(origin);
+            // An import is live through its definition: same step in the chain.
+            work.push((origin, from.or(Some(s)).filter(|_| origin != s)));
         }
         if let Some(a) = inputs.module(s).symbol(s.id).aliasee {
-            work.push(ModSym {
+            let a = ModSym {
                 module: s.module,
                 id: a,
-            });
+            };
+            work.push((a, Some(s)));
         }
-        work.extend(db.uses(s));
+        work.extend(db.uses(s).map(|u| (u, Some(s))));
     }
     live
 }

@@ -14,6 +14,7 @@ mod compat;
 mod db;
 mod gc;
 pub mod header;
+mod map;
 mod names;
 mod report;
 mod resolve;
@@ -34,6 +35,10 @@ pub struct LinkOptions {
     pub header: HeaderOptions,
     /// `--gc-sections`: remove what the kernels and exports do not reach.
     pub gc: Option<GcOptions>,
+    /// Produce the link map (`-Map`, `--print-map`).
+    pub map: bool,
+    /// `--why-live` names (with `gc`).
+    pub why_live: Vec<String>,
 }
 
 /// A successful link.
@@ -46,6 +51,10 @@ pub struct Linked {
     pub warnings: Diagnostics,
     /// With `--gc-sections`: what was removed, one line each (`function foo (a.ptx:3:1)`).
     pub removed: Vec<String>,
+    /// The link map, when asked for.
+    pub map: Option<String>,
+    /// `--why-live` chains.
+    pub why_live: String,
 }
 
 /// Links `modules` (parsed from `sources`, in link order) into one PTX module.
@@ -142,12 +151,22 @@ pub fn link(
             }
         }
     }
+    let map = opts
+        .map
+        .then(|| map::map(&inputs, &resolution, live.as_ref()));
+    let why_live = match &live {
+        Some(l) => map::why_live(&inputs, &resolution, l, &opts.why_live),
+        None if opts.why_live.is_empty() => String::new(),
+        None => "ptxld: --why-live needs --gc-sections\n".to_string(),
+    };
     match write::write(&inputs, &db, &resolution, &header, dwarf, live_outs) {
         Ok(ptx) => Ok(Linked {
             ptx,
             header,
             warnings,
             removed,
+            map,
+            why_live,
         }),
         Err(e) => {
             errors.extend(e);
@@ -155,6 +174,21 @@ pub fn link(
             Err(errors)
         }
     }
+}
+
+/// `--trace-symbol`: every declaration, definition and reference of `names` in
+/// `modules`, and what each became (resolution runs again; errors are not reported).
+pub fn trace_symbols(sources: &SourceMap, modules: &[Module], names: &[String]) -> String {
+    if names.is_empty() || modules.is_empty() {
+        return String::new();
+    }
+    let inputs = report::Inputs { sources, modules };
+    let db = db::SymbolDb::build(&inputs);
+    let res = resolve::resolve(&inputs, &db).ok().map(|mut r| {
+        names::assign(&inputs, &mut r);
+        r
+    });
+    map::trace(&inputs, res.as_ref(), names)
 }
 
 fn is_code_or_data(k: crate::ir::SymbolKind) -> bool {

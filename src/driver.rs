@@ -262,13 +262,21 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
     Ok(p)
 }
 
-/// One link for one target; returns the link result and what to report.
-fn link_one(
+/// The modules a link uses, after parsing, container extraction and archive member
+/// selection, with their sources; `warned` says whether warnings were reported.
+struct Prepared {
+    sources: crate::source::SourceMap,
+    modules: Vec<crate::ir::Module>,
+    files_read: Vec<PathBuf>,
+    warned: bool,
+}
+
+fn prepare(
     job: &Job,
     plan: Plan,
     arch: Option<&str>,
     messages: &mut String,
-) -> Result<(Linked, Vec<PathBuf>), Failure> {
+) -> Result<Prepared, Failure> {
     let files_read = plan.files_read;
     let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
     let load = LoadOptions {
@@ -309,15 +317,22 @@ fn link_one(
             .into_iter()
             .filter(|d| d.file.is_none_or(|f| kept.contains(&f))),
     );
-    let has_errors = diagnostics.has_errors();
     messages.push_str(&diagnostics.render(&sources, job.error_limit));
-    if has_errors {
+    if diagnostics.has_errors() {
         return Err(Failure {
             messages: std::mem::take(messages),
         });
     }
-    let warned = !diagnostics.is_empty();
-    let opts = LinkOptions {
+    Ok(Prepared {
+        sources,
+        modules,
+        files_read,
+        warned: !diagnostics.is_empty(),
+    })
+}
+
+fn link_options(job: &Job, arch: Option<&str>) -> LinkOptions {
+    LinkOptions {
         header: HeaderOptions {
             arch: arch.map(str::to_string),
             ptx_version: job.ptx_version,
@@ -328,7 +343,23 @@ fn link_one(
         }),
         map: job.map_file.is_some() || job.print_map,
         why_live: job.why_live.clone(),
-    };
+    }
+}
+
+/// One link for one target; returns the link result and what to report.
+fn link_one(
+    job: &Job,
+    plan: Plan,
+    arch: Option<&str>,
+    messages: &mut String,
+) -> Result<(Linked, Vec<PathBuf>), Failure> {
+    let Prepared {
+        sources,
+        modules,
+        files_read,
+        warned,
+    } = prepare(job, plan, arch, messages)?;
+    let opts = link_options(job, arch);
     // Traces go first, so they are there when the link fails too.
     messages.push_str(&crate::link::trace_symbols(&sources, &modules, &job.trace));
     match link(&sources, &modules, &opts) {
@@ -524,4 +555,32 @@ pub fn depfile(output: &Path, files: &[PathBuf]) -> String {
     }
     out.push('\n');
     out
+}
+
+/// `ptxld check`: links without writing anything and reports every finding (errors,
+/// ABI warnings, and where NVIDIA's nvJitLink would decide differently) as text or
+/// JSON. Returns the report and whether the set links.
+pub fn check(job: &Job, json: bool) -> (String, bool) {
+    let arch = job.archs.first().map(String::as_str);
+    let mut messages = String::new();
+    let prepared = plan(job).and_then(|p| prepare(job, p, arch, &mut messages));
+    let findings = match prepared {
+        Err(f) => vec![crate::link::check::Finding {
+            severity: "error",
+            message: f
+                .messages
+                .trim_end()
+                .trim_start_matches("error: ")
+                .to_string(),
+            locations: Vec::new(),
+        }],
+        Ok(p) => crate::link::check::check(&p.sources, &p.modules, &link_options(job, arch)),
+    };
+    let ok = !findings.iter().any(|f| f.severity == "error");
+    let report = if json {
+        crate::link::check::to_json(&findings, ok)
+    } else {
+        crate::link::check::to_text(&findings)
+    };
+    (report, ok)
 }

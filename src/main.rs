@@ -16,6 +16,7 @@ use ptxld::rsp;
 
 const USAGE: &str = "\
 usage: ptxld [OPTIONS] -o OUTPUT INPUTS...
+       ptxld check [--format text|json] [OPTIONS] INPUTS...
 
 Links PTX modules written by LLVM/clang, GCC (nvptx), NVRTC or NVVM into one
 module that ptxas and the CUDA driver accept as a whole program. Inputs may be
@@ -81,6 +82,10 @@ variables merge into the largest; module-local names never clash (the first
 keeps its name, later ones become NAME$mN for the N-th module).
 
 Other modes:
+  check                  (first argument) link without writing and report every
+                         problem: errors, ABI warnings (PTX interoperability
+                         guide), and notes where NVIDIA's nvJitLink would decide
+                         differently; --format json for machines
   --syntax-only          parse every input and report all errors; exit 0 when
                          every file parses, 1 otherwise
   --print-symbols        like --syntax-only, then list each module's header,
@@ -93,6 +98,7 @@ any error.";
 
 enum Mode {
     Link(Box<Job>),
+    Check(Box<Job>, bool),
     SyntaxOnly(Vec<PathBuf>),
     PrintSymbols(Vec<PathBuf>),
 }
@@ -103,7 +109,12 @@ struct Options {
     error_limit: usize,
 }
 
-fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
+fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
+    let check = args.first().is_some_and(|a| a == "check");
+    if check {
+        args.remove(0);
+    }
+    let mut json = false;
     let (args, rsp_files) = rsp::expand(args).map_err(anyhow::Error::msg)?;
     let mut job = Job::new("");
     job.extra_deps = rsp_files;
@@ -191,6 +202,13 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
             "--trace-symbol" | "-y" => job.trace.push(value("--trace-symbol")?),
             "--why-live" => job.why_live.push(value("--why-live")?),
             "--fatal-warnings" => job.fatal_warnings = true,
+            "--format" if check => {
+                json = match value("--format")?.as_str() {
+                    "json" => true,
+                    "text" => false,
+                    v => bail!("--format takes json or text, not `{v}`"),
+                };
+            }
             "--syntax-only" => syntax_only = true,
             "--print-symbols" => print_symbols = true,
             "--error-limit" => {
@@ -221,7 +239,9 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
             })
             .collect()
     };
-    let mode = if print_symbols {
+    let mode = if check {
+        Mode::Check(Box::new(job.clone()), json)
+    } else if print_symbols {
         Mode::PrintSymbols(files()?)
     } else if syntax_only {
         Mode::SyntaxOnly(files()?)
@@ -237,7 +257,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>> {
         }
     };
     let empty = match &mode {
-        Mode::Link(j) => !j
+        Mode::Link(j) | Mode::Check(j, _) => !j
             .inputs
             .iter()
             .any(|i| matches!(i, InputSpec::File(_) | InputSpec::Lib(_))),
@@ -277,6 +297,11 @@ fn run(o: Options) -> Result<bool> {
                 Ok(false)
             }
         },
+        Mode::Check(job, json) => {
+            let (report, ok) = driver::check(&job, json);
+            std::io::stdout().lock().write_all(report.as_bytes())?;
+            Ok(ok)
+        }
         Mode::SyntaxOnly(files) => {
             let (sources, diagnostics) = check_files(&files);
             stderr.write_all(diagnostics.render(&sources, o.error_limit).as_bytes())?;

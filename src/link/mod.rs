@@ -10,6 +10,8 @@
 //!
 //! All errors of a phase are collected, sorted and returned together.
 
+mod abi;
+pub mod check;
 mod compat;
 mod db;
 mod gc;
@@ -74,6 +76,9 @@ pub fn link(
     let dwarf = write::dwarf_policy(modules);
     let mut errors = Diagnostics::new();
     let mut warnings = Diagnostics::new();
+    for (mi, m) in modules.iter().enumerate() {
+        warnings.extend(abi::findings(m, inputs.src(mi as u32)));
+    }
     if dwarf == write::Dwarf::Drop {
         warnings.push(warning(
             "debug sections of several modules cannot be merged yet; they are dropped \

@@ -1,0 +1,159 @@
+//! ABI conformance, after NVIDIA's "PTX Writer's Guide to Interoperability"
+//! (../shared/seeds/ptx-interoperability-guide-13.0.md): reported as warnings during a
+//! link and by `ptxld check`.
+//!
+//! * PTX ISA before 2.0 cannot make ABI calls;
+//! * integer parameters narrower than 32 bits are widened to `.u32`/`.s32` (§2.3, A);
+//! * `.f16` is never a parameter or return value (§2.3, C);
+//! * aggregates are `.align N .b8 name[size]`, N in 1, 2, 4, ..., 128 (§2.3, D);
+//! * `.ptr` kernel parameters are `.u64`/`.u32` as `.address_size` says;
+//! * the system calls have the guide's prototypes for the module's address size (§3);
+//! * module-scope `.local` variables (legacy PTX that disables the ABI) are flagged.
+
+use crate::diag::{Diagnostic, Severity};
+use crate::ir::{FuncKind, ItemKind, Module, Param, StateSpace, TypeClass};
+use crate::source::{FileId, Span};
+
+use super::compat::signature_mismatch;
+
+fn warn(file: FileId, span: Span, msg: String) -> Diagnostic {
+    Diagnostic {
+        severity: Severity::Warning,
+        ..Diagnostic::error(file, span, format!("ABI: {msg}"))
+    }
+}
+
+/// The guide's system-call prototypes for an address size: each name with its
+/// signature, parsed from PTX text with ptxld's own parser.
+fn system_calls(bits: u32) -> Vec<(String, crate::ir::Signature)> {
+    let (p, s) = if bits == 64 {
+        (".b64", ".b64")
+    } else {
+        (".b32", ".b32")
+    };
+    let text = format!(
+        ".version 7.0\n.target sm_80\n.address_size {bits}\n\
+         .extern .func (.param .s32 status) vprintf (.param {p} format, .param {p} valist);\n\
+         .extern .func (.param {p} ptr) malloc (.param {s} size);\n\
+         .extern .func free (.param {p} ptr);\n\
+         .extern .func __assertfail (.param {p} message, .param {p} file, .param .b32 line, \
+         .param {p} function, .param {s} charSize);\n"
+    );
+    let parsed = crate::parse::parse_module(FileId(0), text.as_bytes());
+    parsed
+        .module
+        .items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            ItemKind::Function(f) => Some((
+                String::from_utf8_lossy(&text.as_bytes()[f.name.range()]).into_owned(),
+                f.signature.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn check_param(m: &Module, name: &str, which: &str, p: &Param, out: &mut Vec<Diagnostic>) {
+    let t = p.spec.ty;
+    let f = m.file;
+    if !p.decl.dims.is_empty() {
+        let bits8 = t.class == TypeClass::Bits && t.bits == 8;
+        let align_ok = p.spec.align.is_none_or(|a| a.is_power_of_two() && a <= 128);
+        if !bits8 || !align_ok {
+            out.push(warn(
+                f,
+                p.span,
+                format!(
+                    "{which} of {name} is an aggregate that is not `.align N .b8 name[size]` \
+                     with N in 1..128"
+                ),
+            ));
+        }
+        return;
+    }
+    if matches!(t.class, TypeClass::Unsigned | TypeClass::Signed) && t.bits < 32 {
+        out.push(warn(
+            f,
+            p.span,
+            format!("{which} of {name} is narrower than 32 bits; widen it to .u32/.s32"),
+        ));
+    }
+    if t.class == TypeClass::Float && t.bits == 16 {
+        out.push(warn(
+            f,
+            p.span,
+            format!("{which} of {name} is .f16, which cannot be passed or returned"),
+        ));
+    }
+}
+
+/// ABI findings of one module (its source is `src`).
+pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let bits = m.header.address_bits();
+    if let Some(v) = m.header.version {
+        if (v.major, v.minor) < (2, 0) && !m.calls.is_empty() {
+            out.push(warn(
+                m.file,
+                v.span,
+                format!(
+                    "PTX ISA {}.{} predates the ABI (2.0): its calls cannot link with ABI code",
+                    v.major, v.minor
+                ),
+            ));
+        }
+    }
+    let sys = system_calls(bits);
+    for item in &m.items {
+        match &item.kind {
+            ItemKind::Variable(v) if v.spec.space == StateSpace::Local => {
+                out.push(warn(
+                    m.file,
+                    v.spec.space_span,
+                    "module-scope .local variable: legacy PTX that disables the ABI".into(),
+                ));
+            }
+            ItemKind::Function(f) => {
+                let name = String::from_utf8_lossy(&src[f.name.range()]).into_owned();
+                let sig = &f.signature;
+                if f.kind == FuncKind::Func {
+                    for (i, p) in sig.returns.iter().flatten().enumerate() {
+                        check_param(m, &name, &format!("return value {}", i + 1), p, &mut out);
+                    }
+                    for (i, p) in sig.params.iter().flatten().enumerate() {
+                        check_param(m, &name, &format!("parameter {}", i + 1), p, &mut out);
+                    }
+                    if let Some((_, canon)) = sys.iter().find(|(n, _)| *n == name) {
+                        if let Some(why) = signature_mismatch(canon, sig) {
+                            out.push(warn(
+                                m.file,
+                                f.name,
+                                format!(
+                                    "system call {name} does not have the guide's prototype \
+                                     for {bits}-bit addresses: {why}"
+                                ),
+                            ));
+                        }
+                    }
+                } else {
+                    for p in sig.params.iter().flatten() {
+                        let want = if bits == 64 { 64 } else { 32 };
+                        if p.spec.ptr.is_some() && p.spec.ty.bits != want {
+                            out.push(warn(
+                                m.file,
+                                p.span,
+                                format!(
+                                    "pointer parameter of kernel {name} is not .u{want} \
+                                     (.address_size {bits})"
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

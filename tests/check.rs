@@ -1,0 +1,138 @@
+//! `ptxld check` and the ABI warnings, exact text.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+
+fn ptxld(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn case(name: &str) -> std::path::PathBuf {
+    root().join("fixtures/link").join(name)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn check_reports_where_nvjitlink_decides_differently() {
+    let o = ptxld(
+        &case("weak-first-wins-mixed-target"),
+        &["check", "1-sm70.ptx", "2-sm80.ptx"],
+    );
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o),
+        "note: nvJitLink: keeps the weak wf from the highest .target (sm_80), ptxld the first \
+         in link order (sm_70)\n>>> 2-sm80.ptx:9:30\n>>> 1-sm70.ptx:9:30\n\
+         0 error(s), 0 warning(s), 1 note(s)\n"
+    );
+    let o = ptxld(
+        &case("proto-f32-vs-b32-gcc-llvm"),
+        &["check", "1-llvm-b32.ptx", "2-gcc-f32.ptx"],
+    );
+    assert_eq!(
+        stdout(&o),
+        "note: nvJitLink: prints \"Prototype doesn't match\" for lerp1 (.fN against .bN of the \
+         same size); ptxld links it by PTX type compatibility\n>>> 2-gcc-f32.ptx:6:41\n\
+         >>> 1-llvm-b32.ptx:6:32\n0 error(s), 0 warning(s), 1 note(s)\n"
+    );
+    let o = ptxld(
+        &case("err-undef-func-called-unreachable"),
+        &["check", "1-unreached.ptx"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        "error: undefined symbol: ext_f\n>>> 1-unreached.ptx:16:14\n\
+         note: nvJitLink: accepts this (undefined symbol: ext_f) because no kernel reaches the \
+         callers; ptxld reports it (link with --gc-sections to drop them)\n\
+         >>> 1-unreached.ptx:6:32\n1 error(s), 0 warning(s), 1 note(s)\n"
+    );
+    let o = ptxld(
+        &case("common-max-align"),
+        &["check", "--format", "json", "1-align4.ptx", "2-align16.ptx"],
+    );
+    assert_eq!(
+        stdout(&o),
+        "{\"ok\": true, \"findings\": [{\"severity\": \"note\", \"message\": \"nvJitLink: keeps \
+         the first declaration's alignment for cg (4), ptxld the largest (16)\", \"locations\": \
+         [\"1-align4.ptx:6:30\", \"2-align16.ptx:6:31\"]}]}\n"
+    );
+}
+
+#[test]
+fn check_applies_a_ptx_version_cap() {
+    let o = ptxld(
+        &case("version-max"),
+        &["check", "--ptx-version", "7.0", "1-v60.ptx", "2-v88.ptx"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with(
+            "error: version: 2-v88.ptx needs PTX ISA 8.8, newer than --ptx-version 7.0\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn abi_violations_are_warnings_with_locations() {
+    let dir = root().join("fixtures/abi");
+    let o = ptxld(&dir, &["check", "violations.ptx"]);
+    let text = stdout(&o);
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("warning: ABI"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: ABI: PTX ISA 1.4 predates the ABI (2.0): its calls cannot link with ABI code",
+            "warning: ABI: module-scope .local variable: legacy PTX that disables the ABI",
+            "warning: ABI: system call malloc does not have the guide's prototype for 64-bit \
+             addresses: return value 1: parameters of different size",
+            "warning: ABI: return value 1 of narrow is narrower than 32 bits; widen it to .u32/.s32",
+            "warning: ABI: parameter 1 of narrow is .f16, which cannot be passed or returned",
+            "warning: ABI: parameter 2 of narrow is an aggregate that is not `.align N .b8 \
+             name[size]` with N in 1..128",
+            "warning: ABI: parameter 3 of narrow is an aggregate that is not `.align N .b8 \
+             name[size]` with N in 1..128",
+            "warning: ABI: pointer parameter of kernel k is not .u64 (.address_size 64)",
+        ]
+    );
+    assert!(text.contains(">>> violations.ptx:2:10\n"), "{text}");
+    // In a link they are warnings; --fatal-warnings makes them errors.
+    let out = std::env::temp_dir().join(format!("ptxld-abi-{}.ptx", std::process::id()));
+    let o = ptxld(
+        &dir,
+        &[
+            "--fatal-warnings",
+            "-o",
+            out.to_str().unwrap(),
+            "violations.ptx",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("warnings are errors"));
+    // Real producers' output has no ABI findings.
+    for f in valid_fixtures() {
+        let o = ptxld(Path::new("."), &["check", f.to_str().unwrap()]);
+        assert!(
+            !stdout(&o).contains("ABI"),
+            "{}: {}",
+            f.display(),
+            stdout(&o)
+        );
+    }
+}

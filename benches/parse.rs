@@ -96,15 +96,19 @@ fn time_cmd(program: &str, args: &[&str], files: &[PathBuf]) -> Duration {
     median((0..RUNS).map(|_| run()).collect())
 }
 
+fn total_size(files: &[PathBuf]) -> u64 {
+    files
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
+}
+
 fn mb(bytes: u64, d: Duration) -> f64 {
     bytes as f64 / 1e6 / d.as_secs_f64()
 }
 
 fn report_link(name: &str, files: &[PathBuf]) {
-    let bytes: u64 = files
-        .iter()
-        .map(|p| std::fs::metadata(p).unwrap().len())
-        .sum();
+    let bytes = total_size(files);
     let ptxld = env!("CARGO_BIN_EXE_ptxld");
     let out = root().join("target/bench-linked.ptx");
     let out = out.to_str().unwrap();
@@ -146,7 +150,11 @@ fn report_gc() {
     let full = r.join("target/bench-full.ptx");
     let gc = r.join("target/bench-gc.ptx");
     let t_full = time_cmd(ptxld, &["-o", full.to_str().unwrap()], &inputs);
-    let t_gc = time_cmd(ptxld, &["--gc-sections", "-o", gc.to_str().unwrap()], &inputs);
+    let t_gc = time_cmd(
+        ptxld,
+        &["--gc-sections", "-o", gc.to_str().unwrap()],
+        &inputs,
+    );
     let (sf, sg) = (
         std::fs::metadata(&full).unwrap().len(),
         std::fs::metadata(&gc).unwrap().len(),
@@ -168,8 +176,16 @@ fn report_gc() {
         return;
     }
     let pt = ptxas.to_str().unwrap();
-    let a_full = time_cmd(pt, &["-arch=sm_80", "-o", "/dev/null"], std::slice::from_ref(&full));
-    let a_gc = time_cmd(pt, &["-arch=sm_80", "-o", "/dev/null"], std::slice::from_ref(&gc));
+    let a_full = time_cmd(
+        pt,
+        &["-arch=sm_80", "-o", "/dev/null"],
+        std::slice::from_ref(&full),
+    );
+    let a_gc = time_cmd(
+        pt,
+        &["-arch=sm_80", "-o", "/dev/null"],
+        std::slice::from_ref(&gc),
+    );
     println!(
         "  ptxas -arch=sm_80 (whole program): {:.1} ms without, {:.1} ms with --gc-sections \
          ({:.1}x faster)",
@@ -180,10 +196,7 @@ fn report_gc() {
 }
 
 fn report(name: &str, files: &[PathBuf]) {
-    let bytes: u64 = files
-        .iter()
-        .map(|p| std::fs::metadata(p).unwrap().len())
-        .sum();
+    let bytes = total_size(files);
     let ptxld = env!("CARGO_BIN_EXE_ptxld");
     let cat = time_cmd("cat", &[], files);
     let ours = time_cmd(ptxld, &["--syntax-only"], files);

@@ -84,6 +84,18 @@ impl Fixture {
     fn run(&self, args: &[&str]) -> Output {
         ptxld(&self.dir, args)
     }
+    /// Whole-program ptxas must accept `name` (skipped loudly without ptxas).
+    fn assemble(&self, name: &str) {
+        if let Some(ptxas) = ptxas() {
+            let r = Command::new(ptxas)
+                .args(["-arch=sm_80", "-o", "/dev/null", name])
+                .current_dir(&self.dir)
+                .output()
+                .unwrap();
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        }
+    }
+
     fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
     }
@@ -127,14 +139,7 @@ fn archive_members_are_loaded_on_demand_and_rescanned() {
         log.contains("libx.a(c.ptx): loaded for h (referenced by libx.a(b.ptx))"),
         "{log}"
     );
-    if let Some(ptxas) = ptxas() {
-        let r = Command::new(ptxas)
-            .args(["-arch=sm_80", "-o", "/dev/null", "out.ptx"])
-            .current_dir(&f.dir)
-            .output()
-            .unwrap();
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    }
+    f.assemble("out.ptx");
 }
 
 #[test]
@@ -340,14 +345,7 @@ fn gcc_module_links_against_newlib() {
         "{}",
         stderr(&o)
     );
-    if let Some(ptxas) = ptxas() {
-        let r = Command::new(ptxas)
-            .args(["-arch=sm_80", "-o", "/dev/null", "out.ptx"])
-            .current_dir(&f.dir)
-            .output()
-            .unwrap();
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    }
+    f.assemble("out.ptx");
 }
 
 #[test]
@@ -469,16 +467,8 @@ fn gc_sections_keeps_what_kernels_and_exports_reach() {
     let o = f.run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(f.read("gc2.ptx").contains(") unused ("));
-    if let Some(ptxas) = ptxas() {
-        for out in ["gc.ptx", "gc2.ptx"] {
-            let r = Command::new(&ptxas)
-                .args(["-arch=sm_80", "-o", "/dev/null", out])
-                .current_dir(&f.dir)
-                .output()
-                .unwrap();
-            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-        }
-    }
+    f.assemble("gc.ptx");
+    f.assemble("gc2.ptx");
 }
 
 /// BSD `ar` format (macOS, FreeBSD): long names stored as `#1/LEN` before the data.

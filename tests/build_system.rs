@@ -668,3 +668,19 @@ fn link_map_and_symbol_trace() {
         stderr(&o)
     );
 }
+
+/// Indirect calls keep every address-taken function; managed variables are roots.
+#[test]
+fn gc_sections_with_function_pointers_and_managed_variables() {
+    let f = Fixture::new("gcfp");
+    let fnptr = root().join("fixtures/ptx/nvrtc/rt_fnptr.ptx");
+    let o = f.run(&["--gc-sections", "-o", "fp.ptx", fnptr.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = f.read("fp.ptx");
+    assert!(out.contains(".callprototype"));
+    assert!(
+        out.contains(".attribute(.managed)"),
+        "managed variables are kept"
+    );
+    f.assemble("fp.ptx");
+}

@@ -1,4 +1,5 @@
-//! `--gc-sections`: keep the kernels and the exported symbols, and whatever they reach
+//! `--gc-sections`: keep the kernels, the exported symbols and the managed variables
+//! (the host uses those directly), and whatever they reach
 //! through the reference graph (calls, address-taking, initializers, `.calltargets`,
 //! `.alias`); everything else is removed. An indirect call can only reach a function
 //! whose address was taken somewhere, and address-taking is an edge of the graph, so
@@ -31,30 +32,21 @@ pub(crate) struct Live {
     pub parent: rustc_hash::FxHashMap<ModSym, Option<ModSym>>,
 }
 
-pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOptions) -> Live {
-    let mut live = Live {
-        syms: inputs
-            .modules
-            .iter()
-            .map(|m| vec![false; m.symbols.len()])
-            .collect(),
-        outs: vec![false; res.outs.len()],
-        parent: Default::default(),
-    };
-    // (symbol, who reached it); depth-first, so the chains are short but not shortest.
-    let mut work: Vec<(ModSym, Option<ModSym>)> = Vec::new();
-    for o in &res.outs {
-        let sym = inputs.module(o.origin).symbol(o.origin.id);
-        let name = inputs.name(o.origin);
-        let root = o.kind == SymbolKind::Entry
-            || (o.global && opts.exports.iter().any(|e| e.as_bytes() == name))
-            || (opts.export_all && sym.linkage == Linkage::Visible);
-        if root {
-            work.push((o.origin, None));
-        }
-    }
-    // Roots first in output order: reverse, since the work list is a stack.
-    work.reverse();
+/// True if the function defined by item `item` of module `mi` is live.
+fn item_is_live(m: &crate::ir::Module, mi: u32, item: crate::ir::ItemId, live: &Live) -> bool {
+    m.symbols_with_ids().any(|(id, s)| {
+        live.syms[mi as usize][id.0 as usize] && s.definition().is_some_and(|d| d.item == item)
+    })
+}
+
+/// Marks everything reachable from `work`.
+fn propagate(
+    inputs: &Inputs,
+    db: &SymbolDb,
+    res: &Resolution,
+    live: &mut Live,
+    mut work: Vec<(ModSym, Option<ModSym>)>,
+) {
     while let Some((s, from)) = work.pop() {
         let flag = &mut live.syms[s.module as usize][s.id.0 as usize];
         if *flag {
@@ -76,6 +68,69 @@ pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOp
             work.push((a, Some(s)));
         }
         work.extend(db.uses(s).map(|u| (u, Some(s))));
+    }
+}
+
+pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOptions) -> Live {
+    let mut live = Live {
+        syms: inputs
+            .modules
+            .iter()
+            .map(|m| vec![false; m.symbols.len()])
+            .collect(),
+        outs: vec![false; res.outs.len()],
+        parent: Default::default(),
+    };
+    // (symbol, who reached it); depth-first, so the chains are short but not shortest.
+    let mut work: Vec<(ModSym, Option<ModSym>)> = Vec::new();
+    for o in &res.outs {
+        let sym = inputs.module(o.origin).symbol(o.origin.id);
+        let name = inputs.name(o.origin);
+        // Managed variables are read and written by the host directly.
+        let managed = o.kind == SymbolKind::Variable
+            && matches!(
+                &inputs.module(o.origin).item(sym.decls[0].item).kind,
+                crate::ir::ItemKind::Variable(v) if v.spec.managed
+            );
+        let root = o.kind == SymbolKind::Entry
+            || managed
+            || (o.global && opts.exports.iter().any(|e| e.as_bytes() == name))
+            || (opts.export_all && sym.linkage == Linkage::Visible);
+        if root {
+            work.push((o.origin, None));
+        }
+    }
+    // Roots first in output order: reverse, since the work list is a stack.
+    work.reverse();
+    propagate(inputs, db, res, &mut live, work);
+    // A live indirect call (`call %rd, ...`) may reach any function whose address is
+    // taken anywhere, also through a table the host fills: keep them all.
+    let indirect = inputs.modules.iter().enumerate().any(|(mi, m)| {
+        m.calls.iter().any(|c| {
+            let direct = m
+                .references
+                .binary_search_by_key(&c.callee.lo, |r| r.span.lo)
+                .is_ok();
+            !direct && item_is_live(m, mi as u32, c.item, &live)
+        })
+    });
+    if indirect {
+        let mut taken = Vec::new();
+        for (mi, m) in inputs.modules.iter().enumerate() {
+            for r in &m.references {
+                let f = m.symbol(r.symbol);
+                if f.kind == SymbolKind::Function && r.kind != crate::ir::RefKind::Call {
+                    taken.push((
+                        ModSym {
+                            module: mi as u32,
+                            id: r.symbol,
+                        },
+                        None,
+                    ));
+                }
+            }
+        }
+        propagate(inputs, db, res, &mut live, taken);
     }
     live
 }

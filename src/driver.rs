@@ -75,6 +75,8 @@ pub struct Job {
     pub trace: Vec<String>,
     /// `--why-live` names (with `--gc-sections`).
     pub why_live: Vec<String>,
+    /// `--strip-debug`.
+    pub strip_debug: bool,
 }
 
 impl Job {
@@ -102,6 +104,7 @@ impl Job {
             print_map: false,
             trace: Vec::new(),
             why_live: Vec::new(),
+            strip_debug: false,
         }
     }
 }
@@ -343,6 +346,7 @@ fn link_options(job: &Job, arch: Option<&str>) -> LinkOptions {
         }),
         map: job.map_file.is_some() || job.print_map,
         why_live: job.why_live.clone(),
+        strip_debug: job.strip_debug,
     }
 }
 

@@ -96,6 +96,8 @@ pub struct Locs {
     /// The `, function_name L, inlined_at F L C` tails of `.loc` directives, from the
     /// first `,` through the last token.
     pub attrs: Vec<Span>,
+    /// Whole `.loc` directives inside function bodies (for `--strip-debug`).
+    pub directives: Vec<Span>,
 }
 
 /// The module header.
@@ -227,6 +229,8 @@ pub struct Section {
     pub section_refs: Vec<Span>,
     /// Spans of identifiers used as data (labels, symbols).
     pub ident_refs: Vec<Span>,
+    /// Bytes of data in the block (what a later block of the same section is offset by).
+    pub size: u64,
 }
 
 /// Linkage directive.

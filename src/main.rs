@@ -32,6 +32,8 @@ Output:
                          Repeat with --emit fatbin/obj for one entry per target
   --ptx-version X.Y      .version of the output (default: the highest input
                          version); an input needing a newer version is an error
+  --strip-debug, -S      drop DWARF sections, .file, .loc and the debug target
+                         option (by default the DWARF of all inputs is merged)
   --symbol NAME          symbols of an obj output: NAME_fatbin_data (the
                          container), NAME_fatbin_wrapper (for
                          __cudaRegisterFatBinary); default ptxld
@@ -202,6 +204,7 @@ fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
             "--trace-symbol" | "-y" => job.trace.push(value("--trace-symbol")?),
             "--why-live" => job.why_live.push(value("--why-live")?),
             "--fatal-warnings" => job.fatal_warnings = true,
+            "--strip-debug" | "-S" => job.strip_debug = true,
             "--format" if check => {
                 json = match value("--format")?.as_str() {
                     "json" => true,

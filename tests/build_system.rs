@@ -684,3 +684,64 @@ fn gc_sections_with_function_pointers_and_managed_variables() {
     );
     f.assemble("fp.ptx");
 }
+
+/// `--strip-debug` removes DWARF, `.file`, `.loc` and `, debug`; without it, full
+/// DWARF from several modules is dropped with a warning (merging it is future work).
+#[test]
+fn strip_debug_and_multi_module_dwarf() {
+    let dir = root().join("fixtures/link/real-all-producers-with-dwarf");
+    let case = std::fs::read_to_string(dir.join("case.txt")).unwrap();
+    let inputs: Vec<String> = case
+        .lines()
+        .find_map(|l| l.strip_prefix("inputs:"))
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let f = Fixture::new("strip");
+    let out = f.dir.join("s.ptx");
+    let mut args = vec!["--strip-debug", "-o", out.to_str().unwrap()];
+    args.extend(inputs.iter().map(String::as_str));
+    let o = ptxld(&dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("debug"), "{}", stderr(&o));
+    let text = f.read("s.ptx");
+    assert!(text.starts_with(".version 8.8\n.target sm_90\n.address_size 64\n"));
+    for gone in [".section", ".loc", ".file", ", debug"] {
+        let left = text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with(&format!("{gone} "))
+                || l.starts_with(&format!("{gone}\t"))
+                || (gone == ", debug" && l.contains(gone))
+        });
+        assert!(!left, "{gone} left in the output");
+    }
+    let out2 = f.dir.join("k.ptx");
+    let mut args = vec!["-o", out2.to_str().unwrap()];
+    args.extend(inputs.iter().map(String::as_str));
+    let o = ptxld(&dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: full debug information (DWARF sections) of several modules"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        f.read("k.ptx").contains("\t.loc\t"),
+        "line information is kept"
+    );
+    if let Some(ptxas) = ptxas() {
+        for o in ["s.ptx", "k.ptx"] {
+            let r = Command::new(&ptxas)
+                .args(["-arch=sm_90", "-o", "/dev/null", o])
+                .current_dir(&f.dir)
+                .output()
+                .unwrap();
+            assert!(
+                r.status.success(),
+                "{o}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+        }
+    }
+}

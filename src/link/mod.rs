@@ -41,6 +41,8 @@ pub struct LinkOptions {
     pub map: bool,
     /// `--why-live` names (with `gc`).
     pub why_live: Vec<String>,
+    /// `--strip-debug`: no DWARF sections, `.file`, `.loc` or `debug` target option.
+    pub strip_debug: bool,
 }
 
 /// A successful link.
@@ -73,7 +75,11 @@ pub fn link(
     }
     let inputs = report::Inputs { sources, modules };
     let db = db::SymbolDb::build(&inputs);
-    let dwarf = write::dwarf_policy(modules);
+    let dwarf = if opts.strip_debug {
+        write::Dwarf::Strip
+    } else {
+        write::dwarf_policy(modules)
+    };
     let mut errors = Diagnostics::new();
     let mut warnings = Diagnostics::new();
     for (mi, m) in modules.iter().enumerate() {
@@ -81,8 +87,8 @@ pub fn link(
     }
     if dwarf == write::Dwarf::Drop {
         warnings.push(warning(
-            "debug sections of several modules cannot be merged yet; they are dropped \
-             (line information is kept)",
+            "full debug information (DWARF sections) of several modules cannot be merged yet; \
+             it is dropped (line information is kept; --strip-debug silences this)",
         ));
     }
     let resolution = resolve::resolve(&inputs, &db);
@@ -99,7 +105,7 @@ pub fn link(
                 .any(|(o, &keep)| !keep && is_code_or_data(o.kind))
         })
     });
-    let dwarf = if removed_any && has_sections(modules) {
+    let dwarf = if removed_any && has_sections(modules) && dwarf == write::Dwarf::Keep {
         warnings.push(warning(
             "debug sections are dropped because --gc-sections removed code they describe",
         ));

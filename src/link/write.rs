@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 
 use crate::diag::Diagnostic;
 use crate::emit::name_occurrences;
-use crate::ir::{ItemKind, Module, SymbolKind};
+use crate::ir::{ItemKind, SymbolKind};
 use crate::source::Span;
 
 use super::db::{ModSym, SymbolDb};
@@ -26,32 +26,68 @@ type Edit = (Span, Vec<u8>);
 /// How debug sections are carried over.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Dwarf {
-    /// Every section of every module is emitted (their labels renamed apart).
+    /// Every section of every module is emitted, blocks of the same name together in
+    /// link order (their labels renamed apart). Only chosen when at most one module
+    /// has section-relative data (`.b32 .debug_abbrev`), or none does.
     Keep,
-    /// Sections with section-relative data from several modules cannot be merged
-    /// yet: drop all sections and the `.loc` attributes that name their labels.
+    /// Drop all sections and the `.loc` attributes that name their labels: full DWARF
+    /// of several modules (merging it needs offset-adjusted compilation units; see
+    /// docs/linking.md) or code removed by `--gc-sections` that the DWARF describes.
     Drop,
+    /// `--strip-debug`: also drop `.file`, every `.loc` and the `debug` target option.
+    Strip,
 }
 
-pub(crate) fn dwarf_policy(modules: &[Module]) -> Dwarf {
-    let with_sections = modules
+/// The policy for a set of modules (before `--gc-sections` and `--strip-debug`).
+pub(crate) fn dwarf_policy(modules: &[crate::ir::Module]) -> Dwarf {
+    let with_relative = modules
         .iter()
         .filter(|m| {
             m.items
                 .iter()
-                .any(|i| matches!(i.kind, ItemKind::Section(_)))
+                .any(|i| matches!(&i.kind, ItemKind::Section(s) if !s.section_refs.is_empty()))
         })
         .count();
-    let relative = modules.iter().any(|m| {
-        m.items
-            .iter()
-            .any(|i| matches!(&i.kind, ItemKind::Section(s) if !s.section_refs.is_empty()))
-    });
-    if with_sections > 1 && relative {
+    if with_relative > 1 {
         Dwarf::Drop
     } else {
         Dwarf::Keep
     }
+}
+
+/// Where each module's part of each section starts in the merged section:
+/// `offsets[module][name]`, for every section some module defines. A module may refer
+/// to a section it has no block of; its part starts where the earlier modules' end.
+fn section_offsets(inputs: &Inputs) -> Vec<FxHashMap<Vec<u8>, u64>> {
+    let sizes: Vec<FxHashMap<Vec<u8>, u64>> = inputs
+        .modules
+        .iter()
+        .enumerate()
+        .map(|(mi, m)| {
+            let src = inputs.src(mi as u32);
+            let mut sizes = FxHashMap::default();
+            for item in &m.items {
+                if let ItemKind::Section(sec) = &item.kind {
+                    *sizes.entry(src[sec.name.range()].to_vec()).or_insert(0) += sec.size;
+                }
+            }
+            sizes
+        })
+        .collect();
+    let mut total: FxHashMap<Vec<u8>, u64> = sizes
+        .iter()
+        .flat_map(|s| s.keys().map(|k| (k.clone(), 0)))
+        .collect();
+    sizes
+        .iter()
+        .map(|mine| {
+            let starts = total.clone();
+            for (name, size) in mine {
+                *total.get_mut(name).expect("every name is in total") += size;
+            }
+            starts
+        })
+        .collect()
 }
 
 struct Writer<'i, 'a> {
@@ -84,13 +120,19 @@ pub(crate) fn write(
                 + 4096,
         ),
     };
+    let offsets = section_offsets(inputs);
     for (mi, files) in file_map.iter().enumerate() {
-        let e = w.module_edits(mi as u32, files, dwarf);
+        let e = w.module_edits(mi as u32, files, dwarf, &offsets[mi]);
         w.edits.push(e);
     }
     let var_order = variable_order(inputs, db, res, &keep)?;
 
     w.out.extend_from_slice(header.render().as_bytes());
+    let file_items = if dwarf == Dwarf::Strip {
+        Vec::new()
+    } else {
+        file_items
+    };
     for (mi, item) in file_items {
         let span = inputs.modules[mi as usize].items[item].span;
         w.line(mi, span, "");
@@ -157,10 +199,26 @@ pub(crate) fn write(
         }
     }
     if dwarf == Dwarf::Keep {
+        // Blocks of the same section together, in link order.
+        let mut names: Vec<Vec<u8>> = Vec::new();
         for (mi, m) in inputs.modules.iter().enumerate() {
             for item in &m.items {
-                if matches!(item.kind, ItemKind::Section(_)) {
-                    w.line(mi as u32, item.span, "");
+                if let ItemKind::Section(sec) = &item.kind {
+                    let n = inputs.src(mi as u32)[sec.name.range()].to_vec();
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+            }
+        }
+        for n in &names {
+            for (mi, m) in inputs.modules.iter().enumerate() {
+                for item in &m.items {
+                    if let ItemKind::Section(sec) = &item.kind {
+                        if inputs.src(mi as u32)[sec.name.range()] == n[..] {
+                            w.line(mi as u32, item.span, "");
+                        }
+                    }
                 }
             }
         }
@@ -203,7 +261,13 @@ impl Writer<'_, '_> {
         self.out.extend_from_slice(b";\n");
     }
 
-    fn module_edits(&self, mi: u32, files: &FxHashMap<u32, u32>, dwarf: Dwarf) -> Vec<Edit> {
+    fn module_edits(
+        &self,
+        mi: u32,
+        files: &FxHashMap<u32, u32>,
+        dwarf: Dwarf,
+        offsets: &FxHashMap<Vec<u8>, u64>,
+    ) -> Vec<Edit> {
         let m = &self.inputs.modules[mi as usize];
         let src = self.inputs.src(mi);
         let mut edits: Vec<Edit> = Vec::new();
@@ -248,8 +312,24 @@ impl Writer<'_, '_> {
                 renumber(f.index_span, f.index);
             }
         }
-        if dwarf == Dwarf::Drop {
-            edits.extend(m.locs.attrs.iter().map(|&span| (span, Vec::new())));
+        match dwarf {
+            Dwarf::Keep => {
+                for item in &m.items {
+                    let ItemKind::Section(sec) = &item.kind else {
+                        continue;
+                    };
+                    for &r in &sec.section_refs {
+                        let name = &src[r.range()];
+                        if let Some(&off) = offsets.get(name).filter(|&&o| o > 0) {
+                            let mut text = name.to_vec();
+                            text.extend_from_slice(format!("+{off}").as_bytes());
+                            edits.push((r, text));
+                        }
+                    }
+                }
+            }
+            Dwarf::Drop => edits.extend(m.locs.attrs.iter().map(|&span| (span, Vec::new()))),
+            Dwarf::Strip => edits.extend(m.locs.directives.iter().map(|&span| (span, Vec::new()))),
         }
         // A deletion (a dropped `.loc` attribute) may contain a rename: the outer
         // edit wins.

@@ -322,7 +322,9 @@ impl<'s> Walker<'s, '_> {
         match text {
             b".loc" => {
                 self.c.bump();
-                match loc_args(&mut self.c, self.locs) {
+                let args = loc_args(&mut self.c, self.locs);
+                self.locs.directives.push(t.span().to(self.c.after_prev()));
+                match args {
                     Ok(Some(label)) => {
                         if let Some(symbol) = self.names.get(&self.c.src[label.range()]) {
                             self.refs.push(Reference {

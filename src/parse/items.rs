@@ -359,6 +359,7 @@ fn section(c: &mut Cursor) -> PResult<ItemKind> {
         labels: Vec::new(),
         section_refs: Vec::new(),
         ident_refs: Vec::new(),
+        size: 0,
     };
     loop {
         let Some(t) = c.peek() else {
@@ -374,22 +375,18 @@ fn section(c: &mut Cursor) -> PResult<ItemKind> {
             s.labels.push(t.span());
             continue;
         }
-        let is_data = t.kind == TokenKind::Directive
-            && matches!(
-                c.text(t),
-                b".b8"
-                    | b".b16"
-                    | b".b32"
-                    | b".b64"
-                    | b".u8"
-                    | b".u16"
-                    | b".u32"
-                    | b".u64"
-                    | b".s8"
-                    | b".s16"
-                    | b".s32"
-                    | b".s64"
-            );
+        let width: u64 = if t.kind != TokenKind::Directive {
+            0
+        } else {
+            match c.text(t) {
+                b".b8" | b".u8" | b".s8" => 1,
+                b".b16" | b".u16" | b".s16" => 2,
+                b".b32" | b".u32" | b".s32" => 4,
+                b".b64" | b".u64" | b".s64" => 8,
+                _ => 0,
+            }
+        };
+        let is_data = width != 0;
         if !is_data {
             return Err(c.expected("a label or data directive (`.b8`, `.b32`, ...) in `.section`"));
         }
@@ -403,6 +400,7 @@ fn section(c: &mut Cursor) -> PResult<ItemKind> {
                     s.section_refs.push(tok.span());
                 }
             }
+            s.size += width;
             // Data items are separated by `,`; the list ends at the first token that
             // is not a `,` (newlines carry no meaning in PTX).
             if !c.eat_punct(b",") {

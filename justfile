@@ -32,3 +32,22 @@ fixtures: tools
 # Regenerate fixtures/containers with NVIDIA's fatbinary/nvcc 13.5 (installed outside the repo).
 containers: tools
     bash scripts/regen-containers.sh
+
+# Run every fuzz target for SECONDS each (cargo-fuzz; seeds from the fixtures).
+fuzz SECONDS="120":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+    mkdir -p fuzz/corpus/parse fuzz/corpus/link fuzz/corpus/containers
+    for f in fixtures/ptx/*/*.ptx fixtures/ptx/hand/bad/*.ptx; do cp "$f" "fuzz/corpus/parse/$(echo "$f" | tr / _)"; done
+    # Link seeds: the inputs of each link case, separated by NUL bytes.
+    for d in fixtures/link/*/; do
+        ( for f in "$d"*.ptx; do cat "$f"; printf '\0'; done ) > "fuzz/corpus/link/$(basename "$d")"
+    done
+    for f in fixtures/containers/*.fatbin fixtures/containers/*.o fixtures/containers/bad/*; do
+        cp "$f" "fuzz/corpus/containers/$(echo "$f" | tr / _)"
+    done
+    for t in parse link containers; do
+        echo "== $t"
+        RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" -- -max_total_time={{SECONDS}} -max_len=65536 2>&1 | grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs|ERROR|panicked" | tail -n 3
+    done

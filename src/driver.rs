@@ -120,6 +120,8 @@ pub struct Outcome {
     pub files_read: Vec<PathBuf>,
     /// The link map (of the first target), if `-Map` or `--print-map` asked for it.
     pub map: Option<String>,
+    /// The inputs' size and time when read.
+    stamps: Vec<Stamp>,
 }
 
 /// A failed link: the rendered diagnostics.
@@ -173,6 +175,18 @@ struct Plan {
     files_read: Vec<PathBuf>,
 }
 
+/// Size and modification time of an input when it was read, to notice a file that
+/// changes while the link runs (a build writing it concurrently).
+type Stamp = (PathBuf, Option<(u64, std::time::SystemTime)>);
+
+fn stamp(path: &Path) -> Stamp {
+    let meta = std::fs::metadata(path).ok();
+    (
+        path.to_path_buf(),
+        meta.and_then(|m| Some((m.len(), m.modified().ok()?))),
+    )
+}
+
 impl Plan {
     /// Adds one input: an archive's members become units of one archive piece,
     /// anything else one unit of its own.
@@ -219,6 +233,7 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
     let mut group: Option<u32> = None;
     let mut groups = 0;
     let mut errors = String::new();
+    let mut seen: Vec<(PathBuf, PathBuf)> = Vec::new();
     for spec in &job.inputs {
         let path = match spec {
             InputSpec::WholeArchive(on) => {
@@ -249,6 +264,20 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
                 continue;
             }
         };
+        if !archive::is_archive(bytes.as_slice()) && path != Path::new("-") {
+            if let Ok(canon) = std::fs::canonicalize(&path) {
+                if let Some((first, _)) = seen.iter().find(|(_, c)| *c == canon) {
+                    errors.push_str(&format!(
+                        "error: {} is given twice (also as {}); each of its definitions would \
+                         be duplicated\n",
+                        path.display(),
+                        first.display()
+                    ));
+                    continue;
+                }
+                seen.push((path.clone(), canon));
+            }
+        }
         p.files_read.push(path.clone());
         let name = path.display().to_string();
         p.add(name, Some(path), bytes, whole, group)?;
@@ -489,11 +518,13 @@ fn link_plans(
         }
     };
     let map = linked[0].map.take();
+    let stamps = files_read.iter().map(|p| stamp(p)).collect();
     Ok(Outcome {
         bytes,
         messages,
         files_read,
         map,
+        stamps,
     })
 }
 
@@ -515,6 +546,14 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
         )));
     }
     let result = link_job(job).and_then(|o| {
+        for (path, before) in &o.stamps {
+            if stamp(path).1 != *before {
+                return Err(fail(format!(
+                    "input {} changed while ptxld was linking it; run the link again",
+                    path.display()
+                )));
+            }
+        }
         write_atomic(&job.output, &o.bytes)
             .map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
         if let (Some(path), Some(map)) = (&job.map_file, &o.map) {

@@ -346,6 +346,11 @@ fn tune_allocator() {}
 
 fn main() -> ExitCode {
     tune_allocator();
+    // Ctrl-C while the output is being written leaves no temporary file behind.
+    let _ = ctrlc::set_handler(|| {
+        ptxld::output::remove_temporaries();
+        std::process::exit(130);
+    });
     let result = parse_args(std::env::args().skip(1).collect()).and_then(|o| match o {
         Some(o) => run(o),
         None => Ok(true),

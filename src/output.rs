@@ -4,6 +4,20 @@
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Temporary output files being written, removed by [`remove_temporaries`] when the
+/// process is interrupted (the CLI calls it from its Ctrl-C handler).
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes every temporary output file still being written.
+pub fn remove_temporaries() {
+    if let Ok(mut list) = TEMPORARIES.lock() {
+        for p in list.drain(..) {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a
 /// rename. `-` writes to standard output.
@@ -25,6 +39,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
+    if let Ok(mut list) = TEMPORARIES.lock() {
+        list.push(tmp.clone());
+    }
     let result = (|| {
         // No fsync: the rename already guarantees readers see the old file or the
         // whole new one; durability across a power loss is the build system's concern
@@ -36,6 +53,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
+    }
+    if let Ok(mut list) = TEMPORARIES.lock() {
+        list.retain(|p| p != &tmp);
     }
     result
 }

@@ -64,21 +64,24 @@ fn errors_are_located_with_snippet_and_exit_1() {
 #[test]
 fn all_errors_of_all_files_are_reported_in_order() {
     let a = tmp("a_err.ptx", b".version 7.0\n.target sm_99z\n");
-    let b = tmp("b_err.ptx", b".version 7.0\nbogus;\n.global .u32 y = ;\n");
+    let b = tmp(
+        "b_err.ptx",
+        b".version 7.0\n.target sm_80\nbogus;\n.global .u32 y = ;\n",
+    );
     // Given in reverse order: diagnostics are still sorted by input position.
     let out = ptxld(&["--syntax-only", s(&b), s(&a)]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     let heads: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     assert_eq!(heads.len(), 3, "{err}");
-    assert!(heads[0].contains("b_err.ptx:2:1"), "{err}");
-    assert!(heads[1].contains("b_err.ptx:3:18"), "{err}");
+    assert!(heads[0].contains("b_err.ptx:3:1"), "{err}");
+    assert!(heads[1].contains("b_err.ptx:4:18"), "{err}");
     assert!(heads[2].contains("a_err.ptx:2:9"), "{err}");
 }
 
 #[test]
 fn error_limit_stops_reporting() {
-    let mut src = b".version 7.0\n".to_vec();
+    let mut src = b".version 7.0\n.target sm_80\n".to_vec();
     for _ in 0..30 {
         src.extend_from_slice(b"junk;\n");
     }

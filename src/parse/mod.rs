@@ -56,11 +56,56 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
         legacy_warp_op: None,
     };
     resolve::resolve(&mut module, src, &mut diagnostics);
+    check_header_order(&module, &mut diagnostics);
     module.locs.files.sort_by_key(|&(span, _)| span.lo);
     module.locs.attrs.sort_by_key(|span| span.lo);
     diagnostics.sort_by_key(|d| (d.span.lo, d.span.hi));
     Parsed {
         module,
         diagnostics,
+    }
+}
+
+/// PTX ISA 4.1: a module begins with `.version`, followed by `.target` (comments may
+/// come first). ptxas rejects anything else ("Missing .version directive").
+fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
+    use crate::ir::ItemKind;
+    let mut kinds = m.items.iter();
+    let first = kinds.next();
+    let at = |i: Option<&crate::ir::Item>| i.map_or(crate::source::Span::default(), |i| i.span);
+    match first.map(|i| &i.kind) {
+        // A malformed directive was reported already.
+        Some(ItemKind::Error) => {}
+        Some(ItemKind::Version)
+            if !matches!(
+                kinds.next().map(|i| &i.kind),
+                Some(ItemKind::Target | ItemKind::Error)
+            ) =>
+        {
+            diagnostics.push(
+                Diagnostic::error(
+                    m.file,
+                    at(first),
+                    "`.version` must be followed by `.target`",
+                )
+                .with_help("add a line such as `.target sm_80` after `.version`"),
+            );
+        }
+        Some(ItemKind::Version) => {}
+        _ if m.items.iter().any(|i| matches!(i.kind, ItemKind::Version)) || first.is_some() => {
+            diagnostics.push(
+                Diagnostic::error(m.file, at(first), "a PTX module must begin with `.version`")
+                    .with_help("only comments may come before `.version` and `.target`"),
+            );
+        }
+        _ if m.items.is_empty() => diagnostics.push(
+            Diagnostic::error(
+                m.file,
+                crate::source::Span::default(),
+                "empty input: no PTX in this file",
+            )
+            .with_help("check that the producer wrote its output (a full disk truncates files)"),
+        ),
+        _ => {}
     }
 }

@@ -1,0 +1,28 @@
+//! The whole link of two or three fuzzed modules (split at NUL bytes): must never
+//! panic, and a successful link's output must parse without errors.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use ptxld::input::Bytes;
+use ptxld::link::{link, LinkOptions};
+use ptxld::parse::parse_module;
+use ptxld::source::{FileId, SourceFile, SourceMap};
+
+fuzz_target!(|data: &[u8]| {
+    let mut sources = SourceMap::new();
+    for (i, part) in data.split(|&b| b == 0).take(3).enumerate() {
+        sources.add(SourceFile::new(format!("m{i}.ptx"), None, Bytes::Owned(part.to_vec())));
+    }
+    let (modules, diags) = ptxld::parse_sources(&sources);
+    if diags.has_errors() {
+        return;
+    }
+    let opts = LinkOptions::default();
+    if let Ok(linked) = link(&sources, &modules, &opts) {
+        let reparsed = parse_module(FileId(0), &linked.ptx);
+        assert!(
+            !reparsed.diagnostics.iter().any(|d| d.is_error()),
+            "linked output does not parse"
+        );
+    }
+});

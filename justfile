@@ -42,7 +42,8 @@ fuzz SECONDS="120":
     for f in fixtures/ptx/*/*.ptx fixtures/ptx/hand/bad/*.ptx; do cp "$f" "fuzz/corpus/parse/$(echo "$f" | tr / _)"; done
     # Link seeds: the inputs of each link case, separated by NUL bytes.
     for d in fixtures/link/*/; do
-        ( for f in "$d"*.ptx; do cat "$f"; printf '\0'; done ) > "fuzz/corpus/link/$(basename "$d")"
+        inputs=$(sed -n 's/^inputs: //p' "$d/case.txt")
+        ( cd "$d" && for f in $inputs; do cat "$f"; printf '\0'; done ) > "fuzz/corpus/link/$(basename "$d")"
     done
     for f in fixtures/containers/*.fatbin fixtures/containers/*.o fixtures/containers/bad/*; do
         cp "$f" "fuzz/corpus/containers/$(echo "$f" | tr / _)"

@@ -247,3 +247,18 @@ fn relinking_an_output_reproduces_it() {
         );
     }
 }
+
+/// Inputs the fuzzers found crashes with (fixtures/containers/fuzz): refused cleanly.
+#[test]
+fn fuzzer_findings_stay_fixed() {
+    let d = root().join("fixtures/containers/fuzz");
+    let mut n = 0;
+    for e in std::fs::read_dir(&d).unwrap().flatten() {
+        let o = ptxld(&d, &["--syntax-only", e.path().to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {err}", e.path().display());
+        assert!(err.contains("corrupt fatbin"), "{err}");
+        n += 1;
+    }
+    assert!(n >= 1);
+}

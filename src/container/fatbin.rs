@@ -340,6 +340,18 @@ fn read_entry(r: &Reader, e: usize, end: usize) -> Result<(Entry, usize), Format
         }
         flags::COMPRESS_LZ4 => {
             let stream = raw.get(..compressed_size).unwrap_or(raw);
+            // LZ4 expands at most 255-fold: a larger claim is corrupt, and must not
+            // become an allocation of that size.
+            if uncompressed_size > stream.len().saturating_mul(255).saturating_add(64) {
+                return err(
+                    e + 0x38,
+                    format!(
+                        "uncompressed size {uncompressed_size} is impossible for a {}-byte LZ4 \
+                         payload",
+                        stream.len()
+                    ),
+                );
+            }
             lz4_flex::block::decompress(stream, uncompressed_size).map_err(|e| FormatError {
                 offset: payload_at,
                 message: format!("corrupt LZ4 payload: {e}"),
@@ -385,7 +397,8 @@ fn decode_zstd(stream: &[u8], expected: usize) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let mut dec =
         ruzstd::StreamingDecoder::new(stream).map_err(|e| format!("corrupt ZSTD payload: {e}"))?;
-    let mut out = Vec::with_capacity(expected);
+    // `expected` comes from the file: reserve at most 64 MiB up front.
+    let mut out = Vec::with_capacity(expected.min(64 << 20));
     dec.read_to_end(&mut out)
         .map_err(|e| format!("corrupt ZSTD payload: {e}"))?;
     Ok(out)
@@ -443,6 +456,18 @@ mod tests {
             assert_eq!(es[0].sm, 75);
             assert_eq!(es[0].flags, 0x11);
         }
+    }
+
+    /// Found by fuzzing: a huge `uncompressed_size` must not become an allocation.
+    #[test]
+    fn absurd_uncompressed_sizes_are_refused() {
+        let mut c = entry(b".version 7.0", "");
+        // LZ4 flag with a claimed size of 2^48 bytes.
+        c[16 + 0x28..16 + 0x30].copy_from_slice(&(0x11u64 | flags::COMPRESS_LZ4).to_le_bytes());
+        c[16 + 0x38..16 + 0x40].copy_from_slice(&(1u64 << 48).to_le_bytes());
+        assert!(read(&c).unwrap_err().message.contains("impossible"));
+        c[16 + 0x28..16 + 0x30].copy_from_slice(&(0x11u64 | flags::COMPRESS_ZSTD).to_le_bytes());
+        assert!(read(&c).is_err());
     }
 
     #[test]

@@ -107,14 +107,16 @@ impl SourceFile {
 
     fn line_starts(&self) -> &[u32] {
         self.line_starts.get_or_init(|| {
+            // `\n`, `\r\n` and a lone `\r` (old Mac line ends, which ptxas accepts) each
+            // end a line.
+            let b = self.bytes();
             let mut starts = vec![0u32];
-            starts.extend(
-                self.bytes()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &b)| b == b'\n')
-                    .map(|(i, _)| i as u32 + 1),
-            );
+            for (i, &c) in b.iter().enumerate() {
+                let ends = c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n'));
+                if ends {
+                    starts.push(i as u32 + 1);
+                }
+            }
             starts
         })
     }

@@ -106,6 +106,12 @@ fn empty_truncated_and_binary_inputs() {
 
 #[test]
 fn line_endings_and_a_header_only_module_are_fine() {
+    // Lone CR line ends (ptxas accepts them) still give the right line numbers.
+    refused(
+        "cr",
+        b".version 7.0\r.target sm_80\r.address_size 64\r.global .u32 g = 0x;\r",
+        "in.ptx:4:18: hexadecimal literal",
+    );
     let d = dir("crlf");
     let crlf = format!("{HEADER}.visible .global .u32 g = 1;\n").replace('\n', "\r\n");
     std::fs::write(d.join("crlf.ptx"), crlf).unwrap();

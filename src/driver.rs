@@ -77,6 +77,8 @@ pub struct Job {
     pub why_live: Vec<String>,
     /// `--strip-debug`.
     pub strip_debug: bool,
+    /// `--stats`: report the time of each phase and the peak memory.
+    pub stats: bool,
 }
 
 impl Job {
@@ -105,6 +107,7 @@ impl Job {
             trace: Vec::new(),
             why_live: Vec::new(),
             strip_debug: false,
+            stats: false,
         }
     }
 }
@@ -386,12 +389,14 @@ fn link_one(
     arch: Option<&str>,
     messages: &mut String,
 ) -> Result<(Linked, Vec<PathBuf>), Failure> {
+    let t = std::time::Instant::now();
     let Prepared {
         sources,
         modules,
         files_read,
         warned,
     } = prepare(job, plan, arch, messages)?;
+    let parse_time = t.elapsed();
     let opts = link_options(job, arch);
     // Traces go first, so they are there when the link fails too.
     messages.push_str(&crate::link::trace_symbols(&sources, &modules, &job.trace));
@@ -403,6 +408,25 @@ fn link_one(
                 }
             }
             messages.push_str(&l.why_live);
+            if job.stats {
+                let bytes: usize = modules
+                    .iter()
+                    .map(|m| sources.file(m.file).bytes().len())
+                    .sum();
+                messages.push_str(&format!(
+                    "ptxld: stats: {} modules, {:.1} MB of PTX\n",
+                    modules.len(),
+                    bytes as f64 / 1e6
+                ));
+                let phases = std::iter::once(("read, parse, select members", parse_time))
+                    .chain(l.timings.iter().copied());
+                for (phase, d) in phases {
+                    messages.push_str(&format!(
+                        "ptxld: stats: {phase:<28} {:>9.2} ms\n",
+                        d.as_secs_f64() * 1e3
+                    ));
+                }
+            }
             messages.push_str(&l.warnings.render(&sources, job.error_limit));
             if job.fatal_warnings && (warned || !l.warnings.is_empty()) {
                 messages.push_str("error: warnings are errors (--fatal-warnings)\n");
@@ -545,7 +569,7 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
             job.output.display()
         )));
     }
-    let result = link_job(job).and_then(|o| {
+    let result = link_job(job).and_then(|mut o| {
         for (path, before) in &o.stamps {
             if stamp(path).1 != *before {
                 return Err(fail(format!(
@@ -554,11 +578,27 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
                 )));
             }
         }
+        let t = std::time::Instant::now();
         write_atomic(&job.output, &o.bytes)
             .map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
+        if job.stats {
+            o.messages.push_str(&format!(
+                "ptxld: stats: {:<28} {:>9.2} ms\n",
+                "writing the output",
+                t.elapsed().as_secs_f64() * 1e3
+            ));
+        }
         if let (Some(path), Some(map)) = (&job.map_file, &o.map) {
             write_atomic(path, map.as_bytes())
                 .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        }
+        if job.stats {
+            if let Some(kb) = peak_rss_kb() {
+                o.messages.push_str(&format!(
+                    "ptxld: stats: peak resident memory {:.1} MB\n",
+                    kb as f64 / 1e3
+                ));
+            }
         }
         if let Some(dep) = &job.depfile {
             write_atomic(dep, depfile(&job.output, &o.files_read).as_bytes())
@@ -626,4 +666,11 @@ pub fn check(job: &Job, json: bool) -> (String, bool) {
         crate::link::check::to_text(&findings)
     };
     (report, ok)
+}
+
+/// Peak resident set size of this process in kB (Linux `VmHWM`), for `--stats`.
+pub fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }

@@ -74,6 +74,7 @@ Build systems:
                          file read (inputs, archives, response files)
   --verbose              report which archive member was loaded for which symbol
   --fatal-warnings       treat warnings as errors
+  --stats                report the time of each phase and the peak memory
   --error-limit=N        stop after N errors (default 20, 0 = no limit)
   -j N, --threads=N      parse with N threads (default: all cores); the result
                          does not depend on N
@@ -205,6 +206,7 @@ fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
             "--why-live" => job.why_live.push(value("--why-live")?),
             "--fatal-warnings" => job.fatal_warnings = true,
             "--strip-debug" | "-S" => job.strip_debug = true,
+            "--stats" => job.stats = true,
             "--format" if check => {
                 json = match value("--format")?.as_str() {
                     "json" => true,

@@ -59,6 +59,8 @@ pub struct Linked {
     pub map: Option<String>,
     /// `--why-live` chains.
     pub why_live: String,
+    /// Wall time of each linker phase (`--stats`).
+    pub timings: Vec<(&'static str, std::time::Duration)>,
 }
 
 /// Links `modules` (parsed from `sources`, in link order) into one PTX module.
@@ -74,7 +76,10 @@ pub fn link(
         return Err(d);
     }
     let inputs = report::Inputs { sources, modules };
+    let mut timings = Vec::new();
+    let t = std::time::Instant::now();
     let db = db::SymbolDb::build(&inputs);
+    timings.push(("symbol table and graph", t.elapsed()));
     let dwarf = if opts.strip_debug {
         write::Dwarf::Strip
     } else {
@@ -91,7 +96,9 @@ pub fn link(
              it is dropped (line information is kept; --strip-debug silences this)",
         ));
     }
+    let t = std::time::Instant::now();
     let resolution = resolve::resolve(&inputs, &db);
+    timings.push(("resolution", t.elapsed()));
     let live = match (&resolution, &opts.gc) {
         (Ok(r), Some(g)) => Some(gc::mark(&inputs, &db, r, g)),
         _ => None,
@@ -139,7 +146,9 @@ pub fn link(
         errors.sort();
         return Err(errors);
     }
+    let t = std::time::Instant::now();
     names::assign(&inputs, &mut resolution);
+    timings.push(("names", t.elapsed()));
     let live_outs = live.as_ref().map(|l| l.outs.as_slice());
     let mut removed = Vec::new();
     if let Some(keep) = live_outs {
@@ -170,7 +179,10 @@ pub fn link(
         None if opts.why_live.is_empty() => String::new(),
         None => "ptxld: --why-live needs --gc-sections\n".to_string(),
     };
-    match write::write(&inputs, &db, &resolution, &header, dwarf, live_outs) {
+    let t = std::time::Instant::now();
+    let written = write::write(&inputs, &db, &resolution, &header, dwarf, live_outs);
+    timings.push(("layout and splicing", t.elapsed()));
+    match written {
         Ok(ptx) => Ok(Linked {
             ptx,
             header,
@@ -178,6 +190,7 @@ pub fn link(
             removed,
             map,
             why_live,
+            timings,
         }),
         Err(e) => {
             errors.extend(e);

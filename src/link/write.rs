@@ -93,6 +93,8 @@ fn section_offsets(inputs: &Inputs) -> Vec<FxHashMap<Vec<u8>, u64>> {
 struct Writer<'i, 'a> {
     inputs: &'i Inputs<'a>,
     res: &'i Resolution,
+    /// Output symbols whose alignment is raised (few; scanned once per module).
+    aligned: Vec<usize>,
     edits: Vec<Vec<Edit>>,
     out: Vec<u8>,
 }
@@ -110,6 +112,9 @@ pub(crate) fn write(
     let mut w = Writer {
         inputs,
         res,
+        aligned: (0..res.outs.len())
+            .filter(|&o| res.outs[o].align.is_some())
+            .collect(),
         edits: Vec::new(),
         // The output is about the size of the inputs; reserving it once avoids
         // repeated growth (copies and page faults) on large links.
@@ -162,14 +167,19 @@ pub(crate) fn write(
     // Definitions, in link order, with the module-scope pragmas between them.
     for (mi, m) in inputs.modules.iter().enumerate() {
         let mi = mi as u32;
-        for item in &m.items {
+        // The symbol each function definition defines.
+        let defined_by: FxHashMap<u32, crate::ir::SymbolId> = m
+            .symbols_with_ids()
+            .filter(|(_, s)| matches!(s.kind, SymbolKind::Function | SymbolKind::Entry))
+            .filter_map(|(id, s)| s.definition().map(|d| (d.item.0, id)))
+            .collect();
+        for (ii, item) in m.items.iter().enumerate() {
             match &item.kind {
                 ItemKind::Function(f) if f.body.is_some() => {
-                    let id = find_symbol(m, inputs.src(mi), &inputs.src(mi)[f.name.range()]);
-                    let me = ModSym {
-                        module: mi,
-                        id: id.expect("every function has a symbol"),
+                    let Some(&id) = defined_by.get(&(ii as u32)) else {
+                        continue;
                     };
+                    let me = ModSym { module: mi, id };
                     let chosen = res
                         .out_of(me)
                         .is_some_and(|o| res.outs[o as usize].origin == me && keep(o as usize));
@@ -280,7 +290,7 @@ impl Writer<'_, '_> {
                 edits.push((span, new.clone()));
             }
         }
-        for out in &self.res.outs {
+        for out in self.aligned.iter().map(|&o| &self.res.outs[o]) {
             let (Some(align), true) = (out.align, out.origin.module == mi) else {
                 continue;
             };

@@ -87,6 +87,186 @@ fn time_shell(cmd: &str) -> Duration {
     median((0..RUNS).map(|_| run()).collect())
 }
 
+/// The largest real-producer link set (LLVM, GCC, NVRTC, NVVM, libdevice: 21 modules)
+/// replicated `replicas` times: every exported name is specialised per replica
+/// (`name_rK`, consistently in definitions and imports), while weak and common names
+/// and the system calls stay shared, so the link resolves cross-module imports,
+/// weak duplicates across replicas, common merges, and thousands of colliding
+/// module-local names. Written under target/ (git-ignored), reused when present.
+fn cross_corpus(replicas: usize) -> Vec<PathBuf> {
+    let set = root().join("fixtures/link/real-all-producers");
+    let case = std::fs::read_to_string(set.join("case.txt")).unwrap();
+    let inputs: Vec<PathBuf> = case
+        .lines()
+        .find_map(|l| l.strip_prefix("inputs:"))
+        .unwrap()
+        .split_whitespace()
+        .map(|p| set.join(p))
+        .collect();
+    let files: Vec<SourceFile> = inputs
+        .iter()
+        .map(|p| SourceFile::new(String::new(), None, Bytes::Owned(std::fs::read(p).unwrap())))
+        .collect();
+    let modules: Vec<_> = files
+        .iter()
+        .map(|f| {
+            let p = parse_module(FileId(0), f.bytes());
+            assert!(p.diagnostics.iter().all(|d| !d.is_error()));
+            p.module
+        })
+        .collect();
+    // Names that stay shared: weak or common anywhere, or never defined (system calls).
+    let mut defined = std::collections::HashSet::new();
+    let mut keep = std::collections::HashSet::new();
+    for (m, f) in modules.iter().zip(&files) {
+        for s in &m.symbols {
+            let name = f.slice(s.name).to_vec();
+            if matches!(s.linkage, Linkage::Weak | Linkage::Common) {
+                keep.insert(name.clone());
+            }
+            if s.is_defined() {
+                defined.insert(name);
+            }
+        }
+    }
+    let dir = root().join(format!("target/bench-cross-{replicas}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = Vec::new();
+    for k in 0..replicas {
+        for (i, (m, f)) in modules.iter().zip(&files).enumerate() {
+            let path = dir.join(format!("r{k:04}-{i:02}.ptx"));
+            if !path.exists() {
+                let names: Vec<Option<Vec<u8>>> = m
+                    .symbols
+                    .iter()
+                    .map(|s| {
+                        let name = f.slice(s.name);
+                        let shared = keep.contains(name) || !defined.contains(name);
+                        (s.linkage != Linkage::Local && !shared).then(|| {
+                            let mut n = name.to_vec();
+                            n.extend_from_slice(format!("_r{k}").as_bytes());
+                            n
+                        })
+                    })
+                    .collect();
+                let mut text = Vec::new();
+                write_module(
+                    m,
+                    f.bytes(),
+                    |id| names[id.0 as usize].as_deref(),
+                    &mut text,
+                );
+                let tmp = path.with_extension("tmp");
+                std::fs::write(&tmp, text).unwrap();
+                std::fs::rename(&tmp, &path).unwrap();
+            }
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Min and median of `n` runs of a command, and its `--stats` peak memory.
+fn min_median(n: usize, run: &dyn Fn() -> Duration) -> (Duration, Duration) {
+    run();
+    let mut v: Vec<Duration> = (0..n).map(|_| run()).collect();
+    v.sort();
+    (v[0], v[v.len() / 2])
+}
+
+fn report_cross(log: &mut String) {
+    let ptxld = env!("CARGO_BIN_EXE_ptxld");
+    let out = root().join("target/bench-cross-linked.ptx");
+    let mut base = None;
+    for (scale, replicas) in [(1, 110), (2, 220), (4, 440)] {
+        let files = cross_corpus(replicas);
+        let bytes = total_size(&files);
+        let list: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+        // A glob, not a list: one shell argument is limited to 128 KiB.
+        let cat_cmd = format!(
+            "cat {}/*.ptx > {}",
+            files[0].parent().unwrap().display(),
+            root().join("target/bench-cat.ptx").display()
+        );
+        let _ = &list;
+        let runs = if scale == 1 { 5 } else { 3 };
+        let (cat_min, cat_med) = min_median(runs, &|| {
+            let t = Instant::now();
+            assert!(Command::new("sh")
+                .args(["-c", &cat_cmd])
+                .status()
+                .unwrap()
+                .success());
+            t.elapsed()
+        });
+        let link = |threads: Option<&str>| {
+            let mut c = Command::new(ptxld);
+            if let Some(j) = threads {
+                c.args(["-j", j]);
+            }
+            c.arg("-o").arg(&out).args(&files).stdout(Stdio::null());
+            let t = Instant::now();
+            let o = c.output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            t.elapsed()
+        };
+        let (min, med) = min_median(runs, &|| link(None));
+        let rss = Command::new(ptxld)
+            .arg("--stats")
+            .arg("-o")
+            .arg(&out)
+            .args(&files)
+            .output()
+            .ok()
+            .and_then(|o| {
+                let e = String::from_utf8_lossy(&o.stderr).into_owned();
+                e.lines()
+                    .find_map(|l| l.strip_prefix("ptxld: stats: peak resident memory "))
+                    .map(String::from)
+            })
+            .unwrap_or_default();
+        let line = format!(
+            "cross-referencing set x{scale}: {} modules, {:.1} MB; cat > file min {:.0} / median {:.0} ms; \
+             ptxld -o min {:.0} / median {:.0} ms = {:.2}x cat (median); peak RSS {rss} = {:.2}x input",
+            files.len(),
+            bytes as f64 / 1e6,
+            cat_min.as_secs_f64() * 1e3,
+            cat_med.as_secs_f64() * 1e3,
+            min.as_secs_f64() * 1e3,
+            med.as_secs_f64() * 1e3,
+            med.as_secs_f64() / cat_med.as_secs_f64(),
+            rss.trim_end_matches(" MB").parse::<f64>().unwrap_or(0.0) * 1e6 / bytes as f64,
+        );
+        println!("{line}");
+        log.push_str(&line);
+        log.push('\n');
+        match base {
+            None => {
+                base = Some(med);
+                let (_, one) = min_median(runs, &|| link(Some("1")));
+                let line = format!(
+                    "  threads: 1 thread median {:.0} ms, all threads {:.0} ms = {:.2}x faster",
+                    one.as_secs_f64() * 1e3,
+                    med.as_secs_f64() * 1e3,
+                    one.as_secs_f64() / med.as_secs_f64()
+                );
+                println!("{line}");
+                log.push_str(&line);
+                log.push('\n');
+            }
+            Some(b) => {
+                let line = format!(
+                    "  scaling: x{scale} input costs {:.2}x the time of x1",
+                    med.as_secs_f64() / b.as_secs_f64()
+                );
+                println!("{line}");
+                log.push_str(&line);
+                log.push('\n');
+            }
+        }
+    }
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -281,4 +461,9 @@ fn main() {
     report("generated (200 renamed libdevice copies)", &corpus);
     report_link("generated (200 renamed libdevice copies)", &corpus);
     report_gc();
+    let mut log = String::new();
+    report_cross(&mut log);
+    let results = root().join("target/bench-results.txt");
+    std::fs::write(&results, log).unwrap();
+    println!("(cross-referencing results also in {})", results.display());
 }

@@ -236,7 +236,8 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
     let mut group: Option<u32> = None;
     let mut groups = 0;
     let mut errors = String::new();
-    let mut seen: Vec<(PathBuf, PathBuf)> = Vec::new();
+    // Canonical path → the name it was first given as.
+    let mut seen: std::collections::HashMap<PathBuf, PathBuf> = Default::default();
     for spec in &job.inputs {
         let path = match spec {
             InputSpec::WholeArchive(on) => {
@@ -269,7 +270,7 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
         };
         if !archive::is_archive(bytes.as_slice()) && path != Path::new("-") {
             if let Ok(canon) = std::fs::canonicalize(&path) {
-                if let Some((first, _)) = seen.iter().find(|(_, c)| *c == canon) {
+                if let Some(first) = seen.get(&canon) {
                     errors.push_str(&format!(
                         "error: {} is given twice (also as {}); each of its definitions would \
                          be duplicated\n",
@@ -278,7 +279,7 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
                     ));
                     continue;
                 }
-                seen.push((path.clone(), canon));
+                seen.insert(canon, path.clone());
             }
         }
         p.files_read.push(path.clone());

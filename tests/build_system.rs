@@ -10,11 +10,7 @@ use std::process::{Command, Output};
 use common::*;
 
 fn ptxld(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptxld"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
+    ptxld_in(dir, args)
 }
 
 fn stderr(o: &Output) -> String {
@@ -86,14 +82,11 @@ impl Fixture {
     }
     /// Whole-program ptxas must accept `name` (skipped loudly without ptxas).
     fn assemble(&self, name: &str) {
-        if let Some(ptxas) = ptxas() {
-            let r = Command::new(ptxas)
-                .args(["-arch=sm_80", "-o", "/dev/null", name])
-                .current_dir(&self.dir)
-                .output()
-                .unwrap();
-            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-        }
+        self.assemble_for(name, "sm_80");
+    }
+
+    fn assemble_for(&self, name: &str, arch: &str) {
+        assert_ptxas_accepts(&self.dir, name, arch);
     }
 
     fn read(&self, name: &str) -> String {
@@ -690,14 +683,7 @@ fn gc_sections_with_function_pointers_and_managed_variables() {
 #[test]
 fn strip_debug_and_multi_module_dwarf() {
     let dir = root().join("fixtures/link/real-all-producers-with-dwarf");
-    let case = std::fs::read_to_string(dir.join("case.txt")).unwrap();
-    let inputs: Vec<String> = case
-        .lines()
-        .find_map(|l| l.strip_prefix("inputs:"))
-        .unwrap()
-        .split_whitespace()
-        .map(String::from)
-        .collect();
+    let inputs = case_inputs("real-all-producers-with-dwarf");
     let f = Fixture::new("strip");
     let out = f.dir.join("s.ptx");
     let mut args = vec!["--strip-debug", "-o", out.to_str().unwrap()];
@@ -730,18 +716,6 @@ fn strip_debug_and_multi_module_dwarf() {
         f.read("k.ptx").contains("\t.loc\t"),
         "line information is kept"
     );
-    if let Some(ptxas) = ptxas() {
-        for o in ["s.ptx", "k.ptx"] {
-            let r = Command::new(&ptxas)
-                .args(["-arch=sm_90", "-o", "/dev/null", o])
-                .current_dir(&f.dir)
-                .output()
-                .unwrap();
-            assert!(
-                r.status.success(),
-                "{o}: {}",
-                String::from_utf8_lossy(&r.stderr)
-            );
-        }
-    }
+    f.assemble_for("s.ptx", "sm_90");
+    f.assemble_for("k.ptx", "sm_90");
 }

@@ -3,16 +3,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::*;
 
 fn ptxld(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptxld"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
+    ptxld_in(dir, args)
 }
 
 fn case(name: &str) -> std::path::PathBuf {

@@ -190,13 +190,7 @@ fn usage_errors_exit_1() {
 
 /// The inputs of the largest real-producer link set (four producers + libdevice-free).
 fn real_set() -> Vec<String> {
-    let dir = root().join("fixtures/link/real-all-producers");
-    let case = std::fs::read_to_string(dir.join("case.txt")).unwrap();
-    let line = case.lines().find(|l| l.starts_with("inputs:")).unwrap();
-    line["inputs:".len()..]
-        .split_whitespace()
-        .map(|p| s(&dir.join(p)).to_string())
-        .collect()
+    case_inputs("real-all-producers")
 }
 
 #[test]

@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::*;
 
@@ -17,11 +17,7 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn ptxld(d: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptxld"))
-        .args(args)
-        .current_dir(d)
-        .output()
-        .unwrap()
+    ptxld_in(d, args)
 }
 
 const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
@@ -118,14 +114,7 @@ fn line_endings_and_a_header_only_module_are_fine() {
     std::fs::write(d.join("hdr.ptx"), HEADER).unwrap();
     let o = ptxld(&d, &["-o", "out.ptx", "crlf.ptx", "hdr.ptx"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    if let Some(ptxas) = ptxas() {
-        let r = Command::new(ptxas)
-            .args(["-arch=sm_80", "-o", "/dev/null", "out.ptx"])
-            .current_dir(&d)
-            .output()
-            .unwrap();
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    }
+    assert_ptxas_accepts(&d, "out.ptx", "sm_80");
 }
 
 #[test]
@@ -227,15 +216,7 @@ fn relinking_an_output_reproduces_it() {
         "local-llvm-str-collision",
         "common-sizes-largest",
     ] {
-        let dir = root().join("fixtures/link").join(case);
-        let text = std::fs::read_to_string(dir.join("case.txt")).unwrap();
-        let inputs: Vec<String> = text
-            .lines()
-            .find_map(|l| l.strip_prefix("inputs:"))
-            .unwrap()
-            .split_whitespace()
-            .map(|p| dir.join(p).to_str().unwrap().to_string())
-            .collect();
+        let inputs = case_inputs(case);
         let once = d.join(format!("{case}-1.ptx"));
         let twice = d.join(format!("{case}-2.ptx"));
         let mut args = vec!["-o", once.to_str().unwrap()];

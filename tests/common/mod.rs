@@ -81,3 +81,42 @@ pub fn ptxas_arch(module_sm: Option<u32>) -> String {
     let sm = module_sm.unwrap_or(52).max(52);
     format!("sm_{sm}")
 }
+
+/// Runs the `ptxld` binary in `dir`.
+pub fn ptxld_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// Whole-program ptxas for `arch` must accept `file` (relative to `dir`); skipped
+/// loudly when ptxas is not installed (never in CI).
+pub fn assert_ptxas_accepts(dir: &Path, file: &str, arch: &str) {
+    if let Some(ptxas) = ptxas() {
+        let r = std::process::Command::new(ptxas)
+            .arg(format!("-arch={arch}"))
+            .args(["-o", "/dev/null", file])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            r.status.success(),
+            "ptxas rejects {file}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+}
+
+/// The `inputs:` of link case `case`, as absolute paths.
+pub fn case_inputs(case: &str) -> Vec<String> {
+    let dir = root().join("fixtures/link").join(case);
+    let text = std::fs::read_to_string(dir.join("case.txt")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("inputs:"))
+        .unwrap()
+        .split_whitespace()
+        .map(|p| dir.join(p).to_str().unwrap().to_string())
+        .collect()
+}

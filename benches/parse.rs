@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use ptxld::emit::write_module;
 use ptxld::input::Bytes;
-use ptxld::ir::Linkage;
+use ptxld::ir::{Linkage, Module};
 use ptxld::parse::parse_module;
 use ptxld::source::{FileId, SourceFile};
 
@@ -59,16 +59,7 @@ fn generated_corpus(src: &Path) -> Vec<PathBuf> {
                         })
                     })
                     .collect();
-                let mut out = Vec::new();
-                write_module(
-                    &m,
-                    f.bytes(),
-                    |id| names[id.0 as usize].as_deref(),
-                    &mut out,
-                );
-                let tmp = path.with_extension("tmp");
-                std::fs::write(&tmp, out).unwrap();
-                std::fs::rename(&tmp, &path).unwrap();
+                write_renamed(&m, &f, &names, &path);
             }
             path
         })
@@ -149,16 +140,7 @@ fn cross_corpus(replicas: usize) -> Vec<PathBuf> {
                         })
                     })
                     .collect();
-                let mut text = Vec::new();
-                write_module(
-                    m,
-                    f.bytes(),
-                    |id| names[id.0 as usize].as_deref(),
-                    &mut text,
-                );
-                let tmp = path.with_extension("tmp");
-                std::fs::write(&tmp, text).unwrap();
-                std::fs::rename(&tmp, &path).unwrap();
+                write_renamed(m, f, &names, &path);
             }
             out.push(path);
         }
@@ -265,6 +247,21 @@ fn report_cross(log: &mut String) {
             }
         }
     }
+}
+
+/// Writes `m` with symbol `i` renamed to `names[i]` (where given) to `path`, through a
+/// temporary file so an interrupted generation never leaves a partial corpus file.
+fn write_renamed(m: &Module, f: &SourceFile, names: &[Option<Vec<u8>>], path: &Path) {
+    let mut text = Vec::new();
+    write_module(
+        m,
+        f.bytes(),
+        |id| names[id.0 as usize].as_deref(),
+        &mut text,
+    );
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

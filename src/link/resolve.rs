@@ -164,7 +164,7 @@ impl<'a> Resolver<'_, 'a> {
                 SymbolKind::Entry => "a kernel (.entry)",
                 _ => "a variable",
             };
-            let d = self.inputs.error_notes(
+            self.pair_error(
                 format!(
                     "symbol {shown} is {} in {} but {} in {}",
                     what(first.kind),
@@ -172,12 +172,9 @@ impl<'a> Resolver<'_, 'a> {
                     what(other.kind),
                     self.inputs.file_name(other.s.module)
                 ),
-                &[
-                    ("declared at", first.s, self.inputs.def_span(first.s)),
-                    ("declared at", other.s, self.inputs.def_span(other.s)),
-                ],
+                ("declared at", first.s),
+                ("declared at", other.s),
             );
-            self.errors.push(d);
             return;
         }
         if first.kind == SymbolKind::Variable {
@@ -187,16 +184,26 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
+    /// An error about two declarations, in lld's shape: the message, then
+    /// `>>> WHAT at file:line:col` for each.
+    fn pair_error(&mut self, message: String, a: (&str, ModSym), b: (&str, ModSym)) {
+        let d = self.inputs.error_notes(
+            message,
+            &[
+                (a.0, a.1, self.inputs.def_span(a.1)),
+                (b.0, b.1, self.inputs.def_span(b.1)),
+            ],
+        );
+        self.errors.push(d);
+    }
+
     fn duplicate(&mut self, shown: &str, defs: &[&Entry]) {
         for other in &defs[1..] {
-            let d = self.inputs.error_notes(
+            self.pair_error(
                 format!("duplicate symbol: {shown}"),
-                &[
-                    ("defined at", defs[0].s, self.inputs.def_span(defs[0].s)),
-                    ("defined at", other.s, self.inputs.def_span(other.s)),
-                ],
+                ("defined at", defs[0].s),
+                ("defined at", other.s),
             );
-            self.errors.push(d);
         }
     }
 
@@ -302,22 +309,16 @@ impl<'a> Resolver<'_, 'a> {
                 continue;
             }
             if let Some(why) = signature_mismatch(wsig, self.signature(e.s)) {
-                let d = self.inputs.error_notes(
+                let what = if e.defined {
+                    "also defined at"
+                } else {
+                    "declared at"
+                };
+                self.pair_error(
                     format!("prototype mismatch for {shown}: {why}"),
-                    &[
-                        ("defined at", winner.s, self.inputs.def_span(winner.s)),
-                        (
-                            if e.defined {
-                                "also defined at"
-                            } else {
-                                "declared at"
-                            },
-                            e.s,
-                            self.inputs.def_span(e.s),
-                        ),
-                    ],
+                    ("defined at", winner.s),
+                    (what, e.s),
                 );
-                self.errors.push(d);
             }
         }
         let out = self.add_out(winner.s, true, None);
@@ -341,7 +342,7 @@ impl<'a> Resolver<'_, 'a> {
         let first = &entries[0];
         if let Some(other) = entries.iter().find(|e| e.space != first.space) {
             let sp = |e: &Entry| e.space.map_or("?", StateSpace::as_str);
-            let d = self.inputs.error_notes(
+            self.pair_error(
                 format!(
                     "state space mismatch for variable {shown}: {} in {}, {} in {}",
                     sp(first),
@@ -349,12 +350,9 @@ impl<'a> Resolver<'_, 'a> {
                     sp(other),
                     self.inputs.file_name(other.s.module)
                 ),
-                &[
-                    ("declared at", first.s, self.inputs.def_span(first.s)),
-                    ("declared at", other.s, self.inputs.def_span(other.s)),
-                ],
+                ("declared at", first.s),
+                ("declared at", other.s),
             );
-            self.errors.push(d);
             return;
         }
         if is_opaque_var(self.module(first.s), first.s.id) {
@@ -447,17 +445,14 @@ impl<'a> Resolver<'_, 'a> {
             }
             let (ws, ts) = (winner.size.unwrap_or(0), t.size.unwrap_or(0));
             if winner.initialized && ts > ws {
-                let d = self.inputs.error_notes(
+                self.pair_error(
                     format!(
                         "common symbol {shown} is larger ({ts} bytes) than its initialized \
                          definition ({ws} bytes)"
                     ),
-                    &[
-                        ("initialized at", winner.s, self.inputs.def_span(winner.s)),
-                        ("larger at", t.s, self.inputs.def_span(t.s)),
-                    ],
+                    ("initialized at", winner.s),
+                    ("larger at", t.s),
                 );
-                self.errors.push(d);
             } else if !winner.initialized && winner.linkage == Linkage::Visible && ts != ws {
                 self.size_mismatch(shown, winner, t);
             }
@@ -487,7 +482,7 @@ impl<'a> Resolver<'_, 'a> {
             e.size
                 .map_or("unsized".to_string(), |s| format!("{s} bytes"))
         };
-        let d = self.inputs.error_notes(
+        self.pair_error(
             format!(
                 "size mismatch for variable {shown}: {} in {}, {} in {}",
                 size(a),
@@ -495,12 +490,9 @@ impl<'a> Resolver<'_, 'a> {
                 size(b),
                 self.inputs.file_name(b.s.module)
             ),
-            &[
-                ("defined at", a.s, self.inputs.def_span(a.s)),
-                ("declared at", b.s, self.inputs.def_span(b.s)),
-            ],
+            ("defined at", a.s),
+            ("declared at", b.s),
         );
-        self.errors.push(d);
     }
 
     /// A module-local symbol: it is its own output symbol (labels inside bodies stay

@@ -11,11 +11,12 @@ use crate::container::fatbin::{self, PtxEntry};
 use crate::container::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
-use crate::input::{read_path, Bytes};
-use crate::link::{link, GcOptions, HeaderOptions, LinkOptions, Linked};
-use crate::output::{clobbers_input, write_atomic};
+use crate::input::{read_path_and_metadata, Bytes};
+use crate::link::{link, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
+use crate::output::{clobbers_input, write_atomic, write_atomic_with};
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
+use crate::source::{FileId, SourceMap};
 
 /// One command-line input item, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,7 +117,7 @@ impl Job {
 #[derive(Debug)]
 pub struct Outcome {
     /// What was (or, for [`link_job`], would be) written to the output.
-    pub bytes: Vec<u8>,
+    output: Output,
     /// Rendered warnings and `--verbose` lines (empty when there is nothing to say).
     pub messages: String,
     /// Every file read: inputs, archives, response files.
@@ -125,6 +126,80 @@ pub struct Outcome {
     pub map: Option<String>,
     /// The inputs' size and time when read.
     stamps: Vec<Stamp>,
+}
+
+/// The output of a link, not yet written.
+enum Output {
+    /// Assembled bytes (containers).
+    Bytes(Vec<u8>),
+    /// A merged PTX module as ranges of its inputs, with the sources it refers to.
+    Ptx {
+        rope: Rope,
+        sources: SourceMap,
+        /// The file of each module the rope's pieces refer to, in module order.
+        files: Vec<FileId>,
+    },
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Output::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
+            Output::Ptx { rope, .. } => write!(f, "Ptx({} bytes)", rope.len()),
+        }
+    }
+}
+
+impl Outcome {
+    /// What was (or, for [`link_job`], would be) written to the output, as one buffer.
+    pub fn bytes(&self) -> Vec<u8> {
+        match &self.output {
+            Output::Bytes(b) => b.clone(),
+            Output::Ptx { rope, .. } => rope.to_vec(&self.srcs()),
+        }
+    }
+
+    /// Like [`Outcome::bytes`], without a copy where the output is already one buffer.
+    pub fn into_bytes(self) -> Vec<u8> {
+        match self.output {
+            Output::Bytes(b) => b,
+            Output::Ptx { .. } => self.bytes(),
+        }
+    }
+
+    /// The output's length in bytes.
+    pub fn len(&self) -> u64 {
+        match &self.output {
+            Output::Bytes(b) => b.len() as u64,
+            Output::Ptx { rope, .. } => rope.len(),
+        }
+    }
+
+    /// True if the output is empty (a link never produces an empty output).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the output to `w`: PTX straight from the mapped inputs, in large
+    /// vectored writes.
+    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match &self.output {
+            Output::Bytes(b) => w.write_all(b),
+            Output::Ptx { rope, .. } => rope.write_to(&self.srcs(), w),
+        }
+    }
+
+    fn srcs(&self) -> Vec<&[u8]> {
+        match &self.output {
+            Output::Bytes(_) => Vec::new(),
+            Output::Ptx { sources, files, .. } => file_bytes(sources, files),
+        }
+    }
+}
+
+/// The bytes of `files`, in order.
+fn file_bytes<'a>(sources: &'a SourceMap, files: &[FileId]) -> Vec<&'a [u8]> {
+    files.iter().map(|&f| sources.file(f).bytes()).collect()
 }
 
 /// A failed link: the rendered diagnostics.
@@ -178,12 +253,17 @@ struct Plan {
     files_read: Vec<PathBuf>,
 }
 
-/// Size and modification time of an input when it was read, to notice a file that
-/// changes while the link runs (a build writing it concurrently).
+/// Size and modification time of an input, to notice a file that changes while the
+/// link runs (a build writing it concurrently): taken when the input is read, from the
+/// open file ([`plan_stamped`]), and again just before the output is written ([`run`]).
 type Stamp = (PathBuf, Option<(u64, std::time::SystemTime)>);
 
+/// `path`'s stamp now.
 fn stamp(path: &Path) -> Stamp {
-    let meta = std::fs::metadata(path).ok();
+    stamp_of(path, std::fs::metadata(path).ok())
+}
+
+fn stamp_of(path: &Path, meta: Option<std::fs::Metadata>) -> Stamp {
     (
         path.to_path_buf(),
         meta.and_then(|m| Some((m.len(), m.modified().ok()?))),
@@ -227,11 +307,23 @@ impl Plan {
 }
 
 fn plan(job: &Job) -> Result<Plan, Failure> {
+    plan_stamped(job, &mut Vec::new())
+}
+
+/// Reads the inputs of `job` one after the other, in command-line order, on the
+/// calling thread, and adds to `stamps` the stamp of every regular file read (inputs
+/// and archives, from the open file, so it describes exactly the bytes mapped) and of
+/// the response files. Standard input, pipes and FIFOs get none: what was read from
+/// them cannot change.
+fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     let mut p = Plan {
         units: Vec::new(),
         pieces: Vec::new(),
         files_read: job.extra_deps.clone(),
     };
+    // Response files were read while parsing the arguments; this is as early as the
+    // driver sees them.
+    stamps.extend(job.extra_deps.iter().map(|f| stamp(f)));
     let mut whole = false;
     let mut group: Option<u32> = None;
     let mut groups = 0;
@@ -261,8 +353,8 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
             InputSpec::Lib(name) => find_lib(name, &job.lib_dirs)?,
             InputSpec::File(f) => f.clone(),
         };
-        let bytes = match read_path(&path) {
-            Ok(b) => b,
+        let (bytes, meta) = match read_path_and_metadata(&path) {
+            Ok(r) => r,
             Err(e) => {
                 errors.push_str(&format!("error: {e}\n"));
                 continue;
@@ -283,6 +375,9 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
             }
         }
         p.files_read.push(path.clone());
+        if meta.is_some() {
+            stamps.push(stamp_of(&path, meta));
+        }
         let name = path.display().to_string();
         p.add(name, Some(path), bytes, whole, group)?;
     }
@@ -389,7 +484,7 @@ fn link_one(
     plan: Plan,
     arch: Option<&str>,
     messages: &mut String,
-) -> Result<(Linked, Vec<PathBuf>), Failure> {
+) -> Result<(Linked, Vec<PathBuf>, SourceMap, Vec<FileId>), Failure> {
     let t = std::time::Instant::now();
     let Prepared {
         sources,
@@ -435,7 +530,8 @@ fn link_one(
                     messages: std::mem::take(messages),
                 });
             }
-            Ok((l, files_read))
+            let files = modules.iter().map(|m| m.file).collect();
+            Ok((l, files_read, sources, files))
         }
         Err(errors) => {
             messages.push_str(&errors.render(&sources, job.error_limit));
@@ -448,7 +544,20 @@ fn link_one(
 
 /// Links `job` and returns the output bytes without writing anything.
 pub fn link_job(job: &Job) -> Result<Outcome, Failure> {
-    link_plans(job, &|| plan(job))
+    // Each target reads the inputs again; the stamps of the first reading count.
+    let first: std::cell::RefCell<Option<Vec<Stamp>>> = Default::default();
+    let mut outcome = link_plans(job, &|| {
+        let mut stamps = Vec::new();
+        let plan = plan_stamped(job, &mut stamps)?;
+        first.borrow_mut().get_or_insert(stamps);
+        Ok(plan)
+    })?;
+    // `link_plans` stamps `files_read` once more after linking, too late to notice a
+    // change during the link: the stamps taken at read time replace those.
+    if let Some(stamps) = first.into_inner() {
+        outcome.stamps = stamps;
+    }
+    Ok(outcome)
 }
 
 /// An input held in memory, for [`link_in_memory`].
@@ -500,10 +609,14 @@ fn link_plans(
     let mut messages = String::new();
     let mut linked = Vec::new();
     let mut files_read = Vec::new();
+    // A PTX output stays a rope over its sources until it is written; container
+    // entries are assembled while each target's sources are still mapped.
+    let mut ptx_output = None;
+    let mut texts = Vec::new();
     for (i, arch) in targets.iter().enumerate() {
         // Warnings are reported once, for the first target.
         let mut msgs = String::new();
-        let (l, files) = make_plan()
+        let (mut l, files, sources, module_files) = make_plan()
             .and_then(|plan| link_one(job, plan, *arch, &mut msgs))
             .map_err(|f| Failure {
                 messages: format!("{messages}{}", f.messages),
@@ -512,10 +625,20 @@ fn link_plans(
             messages.push_str(&msgs);
             files_read = files;
         }
+        let rope = std::mem::take(&mut l.ptx);
+        if emit == Emit::Ptx {
+            ptx_output = Some(Output::Ptx {
+                rope,
+                sources,
+                files: module_files,
+            });
+        } else {
+            texts.push(rope.to_vec(&file_bytes(&sources, &module_files)));
+        }
         linked.push(l);
     }
-    let bytes = match emit {
-        Emit::Ptx => std::mem::take(&mut linked[0].ptx),
+    let output = match emit {
+        Emit::Ptx => ptx_output.expect("one target links for --emit ptx"),
         Emit::Fatbin | Emit::Obj => {
             let identifier = match job.output.file_stem().and_then(|s| s.to_str()) {
                 Some(stem) if job.output != Path::new("-") => format!("{stem}.ptx"),
@@ -523,8 +646,9 @@ fn link_plans(
             };
             let entries: Vec<PtxEntry> = linked
                 .iter()
-                .map(|l| PtxEntry {
-                    text: &l.ptx,
+                .zip(&texts)
+                .map(|(l, text)| PtxEntry {
+                    text,
                     sm: l.header.sm,
                     suffix: l.header.suffix,
                     version: l.header.version,
@@ -534,18 +658,18 @@ fn link_plans(
                 })
                 .collect();
             let container = fatbin::write(&entries);
-            if emit == Emit::Fatbin {
+            Output::Bytes(if emit == Emit::Fatbin {
                 container
             } else {
                 write_host_object(&container, &job.symbol)
                     .map_err(|e| fail(format!("cannot build the ELF object: {e}")))?
-            }
+            })
         }
     };
     let map = linked[0].map.take();
     let stamps = files_read.iter().map(|p| stamp(p)).collect();
     Ok(Outcome {
-        bytes,
+        output,
         messages,
         files_read,
         map,
@@ -580,7 +704,7 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
             }
         }
         let t = std::time::Instant::now();
-        write_atomic(&job.output, &o.bytes)
+        write_atomic_with(&job.output, &mut |w| o.write_to(w))
             .map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
         if job.stats {
             o.messages.push_str(&format!(

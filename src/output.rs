@@ -22,9 +22,18 @@ pub fn remove_temporaries() {
 /// Writes `bytes` to `path` through a temporary file in the same directory and a
 /// rename. `-` writes to standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, &mut |w| w.write_all(bytes))
+}
+
+/// Like [`write_atomic`], with the content produced by `write` (which may write in
+/// many pieces; nothing is visible at `path` until it returned `Ok`).
+pub fn write_atomic_with(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     if path == Path::new("-") {
         let mut out = io::stdout().lock();
-        out.write_all(bytes)?;
+        write(&mut out)?;
         return out.flush();
     }
     let dir = match path.parent() {
@@ -47,7 +56,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         // whole new one; durability across a power loss is the build system's concern
         // (lld and GNU ld do not sync either).
         let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        write(&mut f)?;
         drop(f);
         fs::rename(&tmp, path)
     })();

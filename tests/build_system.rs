@@ -421,7 +421,7 @@ fn link_in_memory() {
         })
         .collect();
     let out = link_in_memory(&inputs, &Job::new("mem.ptx")).unwrap();
-    let text = String::from_utf8(out.bytes).unwrap();
+    let text = String::from_utf8(out.into_bytes()).unwrap();
     assert!(text.contains(".visible .func (.param .b32 r) f (.param .b32 a)\n{"));
     let err = link_in_memory(&inputs[..1], &Job::new("mem.ptx")).unwrap_err();
     assert!(err.messages.contains("undefined symbol: f"));

@@ -20,11 +20,15 @@ mod map;
 mod names;
 mod report;
 mod resolve;
+pub mod rope;
 mod write;
 
 pub use gc::GcOptions;
 pub use header::{HeaderOptions, MergedHeader};
 pub use resolve::SYSTEM_CALLS;
+pub use rope::Rope;
+
+use rayon::prelude::*;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::Module;
@@ -47,8 +51,9 @@ pub struct LinkOptions {
 
 /// A successful link.
 pub struct Linked {
-    /// The merged PTX module.
-    pub ptx: Vec<u8>,
+    /// The merged PTX module, as ranges of the sources of the linked modules (piece
+    /// sources are module indices).
+    pub ptx: Rope,
     /// The merged header.
     pub header: MergedHeader,
     /// Warnings (the link succeeded anyway).
@@ -87,9 +92,12 @@ pub fn link(
     };
     let mut errors = Diagnostics::new();
     let mut warnings = Diagnostics::new();
-    for (mi, m) in modules.iter().enumerate() {
-        warnings.extend(abi::findings(m, inputs.src(mi as u32)));
-    }
+    let abi_findings: Vec<Vec<Diagnostic>> = modules
+        .par_iter()
+        .enumerate()
+        .map(|(mi, m)| abi::findings(m, inputs.src(mi as u32)))
+        .collect();
+    warnings.extend(abi_findings.into_iter().flatten());
     if dwarf == write::Dwarf::Drop {
         warnings.push(warning(
             "full debug information (DWARF sections) of several modules cannot be merged yet; \

@@ -8,6 +8,7 @@
 //! merged variables and `.file`/`.loc` indices are substituted.
 
 use petgraph::graph::DiGraph;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::diag::Diagnostic;
@@ -19,6 +20,7 @@ use super::db::{ModSym, SymbolDb};
 use super::header::MergedHeader;
 use super::report::{display_name, Inputs};
 use super::resolve::{find_symbol, Resolution};
+use super::rope::Rope;
 
 /// A substitution: replace the bytes of `span` (possibly empty: an insertion).
 type Edit = (Span, Vec<u8>);
@@ -96,7 +98,7 @@ struct Writer<'i, 'a> {
     /// Output symbols whose alignment is raised (few; scanned once per module).
     aligned: Vec<usize>,
     edits: Vec<Vec<Edit>>,
-    out: Vec<u8>,
+    out: Rope,
 }
 
 pub(crate) fn write(
@@ -106,7 +108,7 @@ pub(crate) fn write(
     header: &MergedHeader,
     dwarf: Dwarf,
     live: Option<&[bool]>,
-) -> Result<Vec<u8>, Vec<Diagnostic>> {
+) -> Result<Rope, Vec<Diagnostic>> {
     let keep = |o: usize| live.is_none_or(|l| l[o]);
     let (file_map, file_items) = number_files(inputs);
     let mut w = Writer {
@@ -116,23 +118,18 @@ pub(crate) fn write(
             .filter(|&o| res.outs[o].align.is_some())
             .collect(),
         edits: Vec::new(),
-        // The output is about the size of the inputs; reserving it once avoids
-        // repeated growth (copies and page faults) on large links.
-        out: Vec::with_capacity(
-            (0..inputs.modules.len() as u32)
-                .map(|m| inputs.src(m).len())
-                .sum::<usize>()
-                + 4096,
-        ),
+        out: Rope::new(),
     };
     let offsets = section_offsets(inputs);
-    for (mi, files) in file_map.iter().enumerate() {
-        let e = w.module_edits(mi as u32, files, dwarf, &offsets[mi]);
-        w.edits.push(e);
-    }
+    w.edits = file_map
+        .par_iter()
+        .zip(&offsets)
+        .enumerate()
+        .map(|(mi, (files, offsets))| w.module_edits(mi as u32, files, dwarf, offsets))
+        .collect();
     let var_order = variable_order(inputs, db, res, &keep)?;
 
-    w.out.extend_from_slice(header.render().as_bytes());
+    w.out.push_bytes(header.render().as_bytes());
     let file_items = if dwarf == Dwarf::Strip {
         Vec::new()
     } else {
@@ -240,14 +237,9 @@ pub(crate) fn write(
 impl Writer<'_, '_> {
     /// Writes `span` of module `mi` with its edits, then `tail` and a newline.
     fn line(&mut self, mi: u32, span: Span, tail: &str) {
-        splice(
-            &mut self.out,
-            self.inputs.src(mi),
-            span,
-            &self.edits[mi as usize],
-        );
-        self.out.extend_from_slice(tail.as_bytes());
-        self.out.push(b'\n');
+        splice(&mut self.out, mi, span, &self.edits[mi as usize]);
+        self.out.push_bytes(tail.as_bytes());
+        self.out.push_bytes(b"\n");
     }
 
     fn variable(&mut self, o: usize) {
@@ -265,10 +257,10 @@ impl Writer<'_, '_> {
         let first_name = v.declarators[0].span.lo;
         let mi = out.origin.module;
         let prefix = Span::new(item.span.lo, first_name);
-        let (src, edits) = (self.inputs.src(mi), &self.edits[mi as usize]);
-        splice(&mut self.out, src, prefix, edits);
-        splice(&mut self.out, src, decl.span, edits);
-        self.out.extend_from_slice(b";\n");
+        let edits = &self.edits[mi as usize];
+        splice(&mut self.out, mi, prefix, edits);
+        splice(&mut self.out, mi, decl.span, edits);
+        self.out.push_bytes(b";\n");
     }
 
     fn module_edits(
@@ -435,27 +427,32 @@ impl Writer<'_, '_> {
                         })
                     })
                     .map(|o| self.res.outs[o as usize].name.as_slice());
-                self.out.extend_from_slice(&text[..open]);
-                self.out.extend_from_slice(renamed.unwrap_or(name));
-                self.out.extend_from_slice(&text[close..]);
-                self.out.push(b'\n');
+                let (lo, open, close) = (c.lo, c.lo + open as u32, c.lo + close as u32);
+                self.out.push_src(mi as u32, lo, open);
+                match renamed {
+                    Some(new) => self.out.push_bytes(new),
+                    None => self.out.push_src(mi as u32, open, close),
+                }
+                self.out.push_src(mi as u32, close, c.hi);
+                self.out.push_bytes(b"\n");
             }
         }
     }
 }
 
-fn splice(out: &mut Vec<u8>, src: &[u8], span: Span, edits: &[Edit]) {
-    let mut pos = span.lo as usize;
+/// Appends `span` of module `mi` to `out`, with `edits` (sorted, disjoint) applied.
+fn splice(out: &mut Rope, mi: u32, span: Span, edits: &[Edit]) {
+    let mut pos = span.lo;
     let first = edits.partition_point(|(s, _)| s.lo < span.lo);
     for (s, text) in &edits[first..] {
         if s.lo >= span.hi {
             break;
         }
-        out.extend_from_slice(&src[pos..s.lo as usize]);
-        out.extend_from_slice(text);
-        pos = s.hi as usize;
+        out.push_src(mi, pos, s.lo);
+        out.push_bytes(text);
+        pos = s.hi;
     }
-    out.extend_from_slice(&src[pos..span.hi as usize]);
+    out.push_src(mi, pos, span.hi);
 }
 
 /// Numbers the `.file` entries of all modules 1, 2, ...; identical entries (same

@@ -12,6 +12,8 @@
 
 use crate::diag::{Diagnostic, Severity};
 use crate::ir::{FuncKind, ItemKind, Module, Param, StateSpace, TypeClass};
+use std::sync::OnceLock;
+
 use crate::source::{FileId, Span};
 
 use super::compat::signature_mismatch;
@@ -23,9 +25,16 @@ fn warn(file: FileId, span: Span, msg: String) -> Diagnostic {
     }
 }
 
+/// The guide's system-call prototypes for an address size (32 or 64), parsed once.
+fn system_calls(bits: u32) -> &'static [(String, crate::ir::Signature)] {
+    static CALLS: [OnceLock<Vec<(String, crate::ir::Signature)>>; 2] =
+        [OnceLock::new(), OnceLock::new()];
+    CALLS[usize::from(bits == 64)].get_or_init(|| parse_system_calls(bits))
+}
+
 /// The guide's system-call prototypes for an address size: each name with its
 /// signature, parsed from PTX text with ptxld's own parser.
-fn system_calls(bits: u32) -> Vec<(String, crate::ir::Signature)> {
+fn parse_system_calls(bits: u32) -> Vec<(String, crate::ir::Signature)> {
     let (p, s) = if bits == 64 {
         (".b64", ".b64")
     } else {
@@ -54,7 +63,15 @@ fn system_calls(bits: u32) -> Vec<(String, crate::ir::Signature)> {
         .collect()
 }
 
-fn check_param(m: &Module, name: &str, which: &str, p: &Param, out: &mut Vec<Diagnostic>) {
+/// Checks one parameter; `name` and `which` (the function, and which parameter)
+/// are only spelled out when there is something to report.
+fn check_param(
+    m: &Module,
+    name: &dyn Fn() -> String,
+    which: &dyn Fn() -> String,
+    p: &Param,
+    out: &mut Vec<Diagnostic>,
+) {
     let t = p.spec.ty;
     let f = m.file;
     if !p.decl.dims.is_empty() {
@@ -65,8 +82,10 @@ fn check_param(m: &Module, name: &str, which: &str, p: &Param, out: &mut Vec<Dia
                 f,
                 p.span,
                 format!(
-                    "{which} of {name} is an aggregate that is not `.align N .b8 name[size]` \
-                     with N in 1..128"
+                    "{} of {} is an aggregate that is not `.align N .b8 name[size]` \
+                     with N in 1..128",
+                    which(),
+                    name()
                 ),
             ));
         }
@@ -76,14 +95,22 @@ fn check_param(m: &Module, name: &str, which: &str, p: &Param, out: &mut Vec<Dia
         out.push(warn(
             f,
             p.span,
-            format!("{which} of {name} is narrower than 32 bits; widen it to .u32/.s32"),
+            format!(
+                "{} of {} is narrower than 32 bits; widen it to .u32/.s32",
+                which(),
+                name()
+            ),
         ));
     }
     if t.class == TypeClass::Float && t.bits == 16 {
         out.push(warn(
             f,
             p.span,
-            format!("{which} of {name} is .f16, which cannot be passed or returned"),
+            format!(
+                "{} of {} is .f16, which cannot be passed or returned",
+                which(),
+                name()
+            ),
         ));
     }
 }
@@ -115,16 +142,20 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
                 ));
             }
             ItemKind::Function(f) => {
-                let name = String::from_utf8_lossy(&src[f.name.range()]).into_owned();
+                let raw = &src[f.name.range()];
+                let name = || String::from_utf8_lossy(raw).into_owned();
                 let sig = &f.signature;
                 if f.kind == FuncKind::Func {
                     for (i, p) in sig.returns.iter().flatten().enumerate() {
-                        check_param(m, &name, &format!("return value {}", i + 1), p, &mut out);
+                        let which = || format!("return value {}", i + 1);
+                        check_param(m, &name, &which, p, &mut out);
                     }
                     for (i, p) in sig.params.iter().flatten().enumerate() {
-                        check_param(m, &name, &format!("parameter {}", i + 1), p, &mut out);
+                        let which = || format!("parameter {}", i + 1);
+                        check_param(m, &name, &which, p, &mut out);
                     }
-                    if let Some((_, canon)) = sys.iter().find(|(n, _)| *n == name) {
+                    if let Some((_, canon)) = sys.iter().find(|(n, _)| n.as_bytes() == raw) {
+                        let name = name();
                         if let Some(why) = signature_mismatch(canon, sig) {
                             out.push(warn(
                                 m.file,
@@ -144,8 +175,9 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
                                 m.file,
                                 p.span,
                                 format!(
-                                    "pointer parameter of kernel {name} is not .u{want} \
-                                     (.address_size {bits})"
+                                    "pointer parameter of kernel {} is not .u{want} \
+                                     (.address_size {bits})",
+                                    name()
                                 ),
                             ));
                         }

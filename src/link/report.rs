@@ -12,6 +12,17 @@ use crate::source::{SourceMap, Span};
 
 use super::db::ModSym;
 
+/// A symbol name shown as users wrote it, demangled only when it is displayed (a
+/// link resolves many names and reports few).
+#[derive(Copy, Clone)]
+pub(crate) struct Shown<'a>(pub(crate) &'a [u8]);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&display_name(self.0))
+    }
+}
+
 /// A symbol name as users wrote it: C++ names demangled, with the mangled name after.
 pub(crate) fn display_name(name: &[u8]) -> String {
     let raw = String::from_utf8_lossy(name).into_owned();

@@ -17,7 +17,7 @@ use crate::ir::{ItemKind, Linkage, Module, StateSpace, SymbolId, SymbolKind};
 
 use super::compat::{signature_mismatch, var_size};
 use super::db::{is_global, is_opaque_var, ModSym, SymbolDb};
-use super::report::{display_name, Inputs};
+use super::report::{Inputs, Shown};
 
 /// Functions the CUDA driver provides: they stay `.extern` unless an input defines them.
 pub const SYSTEM_CALLS: &[&str] = &["vprintf", "malloc", "free", "__assertfail"];
@@ -155,7 +155,7 @@ impl<'a> Resolver<'_, 'a> {
 
     fn global(&mut self, name: &[u8], symbols: &[ModSym]) {
         let entries: Vec<Entry> = symbols.iter().map(|&s| self.entry(s)).collect();
-        let shown = display_name(name);
+        let shown = Shown(name);
         // One kind per name.
         let first = &entries[0];
         if let Some(other) = entries.iter().find(|e| e.kind != first.kind) {
@@ -178,9 +178,9 @@ impl<'a> Resolver<'_, 'a> {
             return;
         }
         if first.kind == SymbolKind::Variable {
-            self.global_variable(&shown, &entries);
+            self.global_variable(shown, &entries);
         } else {
-            self.global_function(name, &shown, &entries);
+            self.global_function(name, shown, &entries);
         }
     }
 
@@ -197,7 +197,7 @@ impl<'a> Resolver<'_, 'a> {
         self.errors.push(d);
     }
 
-    fn duplicate(&mut self, shown: &str, defs: &[&Entry]) {
+    fn duplicate(&mut self, shown: Shown<'_>, defs: &[&Entry]) {
         for other in &defs[1..] {
             self.pair_error(
                 format!("duplicate symbol: {shown}"),
@@ -207,7 +207,7 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
-    fn undefined(&mut self, shown: &str, entries: &[Entry]) {
+    fn undefined(&mut self, shown: Shown<'_>, entries: &[Entry]) {
         let mut d = Diagnostic::global_error(format!("undefined symbol: {shown}"));
         let mut refs = Vec::new();
         for e in entries {
@@ -247,7 +247,7 @@ impl<'a> Resolver<'_, 'a> {
 
     /// A `.visible`/`.weak` (or unmarked) function declared but not defined in its
     /// own module: ptxas rejects such a module ("Unresolved extern function").
-    fn declared_not_defined(&mut self, e: &Entry, shown: &str) {
+    fn declared_not_defined(&mut self, e: &Entry, shown: Shown<'_>) {
         let what = match e.linkage {
             Linkage::Local => "without a linkage directive",
             l => l.as_str(),
@@ -266,7 +266,7 @@ impl<'a> Resolver<'_, 'a> {
         self.errors.push(d);
     }
 
-    fn global_function(&mut self, name: &[u8], shown: &str, entries: &[Entry]) {
+    fn global_function(&mut self, name: &[u8], shown: Shown<'_>, entries: &[Entry]) {
         let mut ok = true;
         for e in entries {
             if e.linkage != Linkage::Extern && !e.defined {
@@ -337,7 +337,7 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
-    fn global_variable(&mut self, shown: &str, entries: &[Entry]) {
+    fn global_variable(&mut self, shown: Shown<'_>, entries: &[Entry]) {
         // The state space must agree everywhere.
         let first = &entries[0];
         if let Some(other) = entries.iter().find(|e| e.space != first.space) {
@@ -477,7 +477,7 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
-    fn size_mismatch(&mut self, shown: &str, a: &Entry, b: &Entry) {
+    fn size_mismatch(&mut self, shown: Shown<'_>, a: &Entry, b: &Entry) {
         let size = |e: &Entry| {
             e.size
                 .map_or("unsized".to_string(), |s| format!("{s} bytes"))
@@ -503,8 +503,7 @@ impl<'a> Resolver<'_, 'a> {
             SymbolKind::BodyName => {}
             SymbolKind::Function | SymbolKind::Entry if !sym.is_defined() => {
                 let e = self.entry(s);
-                let shown = display_name(self.inputs.name(s));
-                self.declared_not_defined(&e, &shown);
+                self.declared_not_defined(&e, Shown(self.inputs.name(s)));
             }
             _ => {
                 let out = self.add_out(s, false, None);

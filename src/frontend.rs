@@ -13,8 +13,9 @@ use crate::container::input::{extract, Target};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::input::{read_path, Bytes};
 use crate::ir::Module;
-use crate::parse::parse_module;
-use crate::source::{SourceFile, SourceMap};
+use crate::lexer::Token;
+use crate::parse::{parse_module, parse_module_into, Parsed};
+use crate::source::{FileId, SourceFile, SourceMap};
 
 /// Parsed inputs: the source map, one module per loaded file (in input order), and
 /// every diagnostic, sorted.
@@ -133,11 +134,25 @@ pub fn check_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
     let files: Vec<_> = sources.files().collect();
     let per_file: Vec<Vec<Diagnostic>> = files
         .par_iter()
-        .map(|&(id, f)| parse_module(id, f.bytes()).diagnostics)
+        .map(|&(id, f)| parse_reusing_tokens(id, f.bytes()).diagnostics)
         .collect();
     diagnostics.extend(per_file.into_iter().flatten());
     diagnostics.sort();
     (sources, diagnostics)
+}
+
+thread_local! {
+    /// Each thread's token array, reused from file to file.
+    static TOKENS: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Parses a file and releases its tokens into this thread's reusable array (the
+/// linker needs the module structure, not the tokens).
+fn parse_reusing_tokens(id: FileId, src: &[u8]) -> Parsed {
+    let mut p = parse_module_into(id, src, TOKENS.take());
+    TOKENS.set(std::mem::take(&mut p.module.tokens));
+    p.module.release_tokens();
+    p
 }
 
 /// True for data no PTX text starts with: control bytes (other than whitespace) in
@@ -204,11 +219,11 @@ fn parse_sources_with(sources: &SourceMap, keep_tokens: bool) -> (Vec<Module>, D
     let parsed: Vec<_> = files
         .par_iter()
         .map(|&(id, f)| {
-            let mut p = parse_module(id, f.bytes());
-            if !keep_tokens {
-                p.module.release_tokens();
+            if keep_tokens {
+                parse_module(id, f.bytes())
+            } else {
+                parse_reusing_tokens(id, f.bytes())
             }
-            p
         })
         .collect();
     let mut diagnostics = Diagnostics::new();

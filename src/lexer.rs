@@ -113,14 +113,22 @@ fn is(b: u8, class: u8) -> bool {
 
 /// Lexes `src` (the bytes of `file`). `src.len()` must fit in `u32`.
 pub fn lex(file: FileId, src: &[u8]) -> Lexed {
+    lex_into(file, src, Vec::new())
+}
+
+/// Like [`lex`], reusing `tokens`' allocation (its contents are discarded): a
+/// thread that lexes many files allocates and faults in its token array once.
+pub fn lex_into(file: FileId, src: &[u8], mut tokens: Vec<Token>) -> Lexed {
+    tokens.clear();
+    // PTX averages roughly one token per 4-5 bytes.
+    tokens.reserve(src.len() / 4 + 16);
     let mut lx = Lexer {
         file,
         src,
         pos: 0,
         warned_non_ascii: false,
         out: Lexed {
-            // PTX averages roughly one token per 4-5 bytes.
-            tokens: Vec::with_capacity(src.len() / 4 + 16),
+            tokens,
             ..Lexed::default()
         },
     };

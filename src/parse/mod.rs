@@ -28,11 +28,17 @@ pub struct Parsed {
 
 /// Parses one PTX module. `src.len()` must not exceed [`crate::input::MAX_INPUT_LEN`].
 pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
+    parse_module_into(file, src, Vec::new())
+}
+
+/// Like [`parse_module`], lexing into `tokens`' allocation (see [`lexer::lex_into`]);
+/// the module's `tokens` can be handed back for the next file.
+pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
     assert!(
         src.len() as u64 <= crate::input::MAX_INPUT_LEN,
         "inputs are length-checked when loaded"
     );
-    let lexed = lexer::lex(file, src);
+    let lexed = lexer::lex_into(file, src, tokens);
     let mut diagnostics = lexed.errors;
     let mut header = Header::default();
     let mut locs = Locs::default();

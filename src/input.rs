@@ -19,10 +19,24 @@
 //! * nothing relies on the bytes staying the same for memory safety: every index into
 //!   the file is bounds-checked against the length taken at map time.
 //!
-//! Standard input and container payloads are read into an owned buffer instead.
+//! Standard input, pipes, FIFOs, character devices and container payloads are read
+//! into an owned buffer instead.
+//!
+//! # FIFOs
+//!
+//! Opening a FIFO for reading blocks until a program opens it for writing, so a FIFO
+//! nobody writes would hang the link in `open` (as it hangs `cat`). On Linux, inputs
+//! are therefore opened with `O_NONBLOCK`, which never blocks; for a FIFO one
+//! non-blocking read then tells the cases apart: end of file at once means no program
+//! has the FIFO open for writing and nothing is buffered (an error,
+//! [`InputError::FifoWithoutWriter`], rather than an empty input), "would block" or
+//! data means a writer is connected. `O_NONBLOCK` is then cleared again (`fcntl`) and
+//! the rest is read with ordinary blocking reads, to the writer's end of file. Bash
+//! process substitution (`<(cmd)`) and a named FIFO whose writer is already open both
+//! work; a writer that opens the FIFO only after ptxld looked at it is too late.
 
 use std::fmt;
-use std::fs::File;
+use std::fs::Metadata;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -71,6 +85,12 @@ pub enum InputError {
         /// The path as given.
         path: PathBuf,
     },
+    /// The path names a FIFO that no program had open for writing (and that held no
+    /// data) when ptxld opened it.
+    FifoWithoutWriter {
+        /// The path as given.
+        path: PathBuf,
+    },
 }
 
 impl fmt::Display for InputError {
@@ -90,6 +110,12 @@ impl fmt::Display for InputError {
             InputError::IsDirectory { path } => {
                 write!(f, "{}: is a directory, not a PTX file", path.display())
             }
+            InputError::FifoWithoutWriter { path } => write!(
+                f,
+                "{}: is a FIFO with no writer; ptxld reads a FIFO only while a program \
+                 has it open for writing: start the writer first, or pass a regular file",
+                path.display()
+            ),
         }
     }
 }
@@ -116,6 +142,14 @@ pub fn check_len(path: &Path, len: u64) -> Result<(), InputError> {
 
 /// Maps `path` read-only. `-` reads standard input into memory.
 pub fn read_path(path: &Path) -> Result<Bytes, InputError> {
+    read_path_and_metadata(path).map(|(bytes, _)| bytes)
+}
+
+/// Like [`read_path`], and also returns the metadata of a regular file as it was when
+/// it was read (taken from the open file, so it describes exactly the bytes mapped):
+/// the driver compares its size and modification time with the file's before writing
+/// the output. `None` for standard input, pipes, FIFOs and devices.
+pub fn read_path_and_metadata(path: &Path) -> Result<(Bytes, Option<Metadata>), InputError> {
     let io_err = |source| InputError::Io {
         path: path.to_path_buf(),
         source,
@@ -124,9 +158,9 @@ pub fn read_path(path: &Path) -> Result<Bytes, InputError> {
         let mut buf = Vec::new();
         io::stdin().lock().read_to_end(&mut buf).map_err(io_err)?;
         check_len(path, buf.len() as u64)?;
-        return Ok(Bytes::Owned(buf));
+        return Ok((Bytes::Owned(buf), None));
     }
-    let file = File::open(path).map_err(io_err)?;
+    let file = nonblocking::open(path).map_err(io_err)?;
     let meta = file.metadata().map_err(io_err)?;
     if meta.is_dir() {
         return Err(InputError::IsDirectory {
@@ -134,20 +168,161 @@ pub fn read_path(path: &Path) -> Result<Bytes, InputError> {
         });
     }
     if !meta.is_file() {
-        // Pipes and character devices (`<(cmd)`, `/dev/stdin`) cannot be mapped.
+        // Pipes, FIFOs and character devices (`<(cmd)`, `/dev/stdin`) cannot be mapped.
         let mut buf = Vec::new();
+        if nonblocking::is_fifo(&meta) && !nonblocking::first_read(&file, &mut buf, path)? {
+            return Err(InputError::FifoWithoutWriter {
+                path: path.to_path_buf(),
+            });
+        }
+        nonblocking::set_blocking(&file).map_err(io_err)?;
         (&file).read_to_end(&mut buf).map_err(io_err)?;
         check_len(path, buf.len() as u64)?;
-        return Ok(Bytes::Owned(buf));
+        return Ok((Bytes::Owned(buf), None));
     }
     check_len(path, meta.len())?;
     if meta.len() == 0 {
         // Mapping an empty file fails on some systems; there is nothing to map anyway.
-        return Ok(Bytes::Owned(Vec::new()));
+        return Ok((Bytes::Owned(Vec::new()), Some(meta)));
     }
     // SAFETY: see the module documentation: read-only private mapping of a file this
     // process never writes; all accesses are bounds-checked against the mapped length.
     // (MAP_POPULATE was tried: no measurable difference on a 169 MB parse.)
     let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;
-    Ok(Bytes::Mapped(map))
+    Ok((Bytes::Mapped(map), Some(meta)))
+}
+
+/// Opening inputs without blocking on a FIFO that has no writer (module documentation).
+/// Needs `O_NONBLOCK` and `fcntl`, whose values std does not export and for which ptxld
+/// takes no `libc` dependency: the numbers are those of Linux on the architectures
+/// listed, where they are the same; elsewhere inputs are opened as before (a FIFO
+/// without a writer blocks in `open`).
+#[cfg(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86",
+        target_arch = "x86_64",
+        target_arch = "arm",
+        target_arch = "aarch64",
+        target_arch = "riscv32",
+        target_arch = "riscv64",
+        target_arch = "powerpc",
+        target_arch = "powerpc64",
+        target_arch = "s390x",
+        target_arch = "loongarch64"
+    )
+))]
+mod nonblocking {
+    use std::ffi::c_int;
+    use std::fs::{File, Metadata, OpenOptions};
+    use std::io::{self, Read};
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::io::AsRawFd;
+    use std::path::Path;
+
+    use super::InputError;
+
+    // <asm-generic/fcntl.h>, shared by every architecture above.
+    const O_NONBLOCK: c_int = 0o4000;
+    const F_GETFL: c_int = 3;
+    const F_SETFL: c_int = 4;
+
+    extern "C" {
+        fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
+    }
+
+    /// Opens `path` read-only with `O_NONBLOCK`: never blocks, even on a FIFO without
+    /// a writer. For regular files and directories the flag changes nothing.
+    pub fn open(path: &Path) -> io::Result<File> {
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(O_NONBLOCK)
+            .open(path)
+    }
+
+    pub fn is_fifo(meta: &Metadata) -> bool {
+        meta.file_type().is_fifo()
+    }
+
+    /// One non-blocking read of a FIFO into `buf`. False when it reads end of file at
+    /// once: no writer and nothing buffered.
+    pub fn first_read(file: &File, buf: &mut Vec<u8>, path: &Path) -> Result<bool, InputError> {
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            match (&*file).read(&mut chunk) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    buf.extend_from_slice(&chunk[..n]);
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(InputError::Io {
+                        path: path.to_path_buf(),
+                        source,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Clears `O_NONBLOCK`, so the rest is read with blocking reads.
+    pub fn set_blocking(file: &File) -> io::Result<()> {
+        let fd = file.as_raw_fd();
+        // SAFETY: F_GETFL and F_SETFL only read and set the status flags of a
+        // descriptor `file` owns and keeps open for the duration of the calls; they
+        // take no pointers.
+        let flags = unsafe { fcntl(fd, F_GETFL) };
+        if flags < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if flags & O_NONBLOCK != 0 {
+            // SAFETY: as above.
+            if unsafe { fcntl(fd, F_SETFL, flags & !O_NONBLOCK) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Elsewhere: a blocking open, as `cat` does (see the Linux version).
+#[cfg(not(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86",
+        target_arch = "x86_64",
+        target_arch = "arm",
+        target_arch = "aarch64",
+        target_arch = "riscv32",
+        target_arch = "riscv64",
+        target_arch = "powerpc",
+        target_arch = "powerpc64",
+        target_arch = "s390x",
+        target_arch = "loongarch64"
+    )
+)))]
+mod nonblocking {
+    use std::fs::{File, Metadata};
+    use std::io;
+    use std::path::Path;
+
+    use super::InputError;
+
+    pub fn open(path: &Path) -> io::Result<File> {
+        File::open(path)
+    }
+
+    pub fn is_fifo(_: &Metadata) -> bool {
+        false
+    }
+
+    pub fn first_read(_: &File, _: &mut Vec<u8>, _: &Path) -> Result<bool, InputError> {
+        Ok(true)
+    }
+
+    pub fn set_blocking(_: &File) -> io::Result<()> {
+        Ok(())
+    }
 }

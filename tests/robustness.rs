@@ -249,3 +249,303 @@ fn fuzzer_findings_stay_fixed() {
     }
     assert!(n >= 1);
 }
+
+// Files that are not plain files, inputs changed during the link, Ctrl-C, and
+// permissions. The tests act on a running ptxld at points they observe in /proc
+// (which files it has open), never after a sleep, so they are Linux-only.
+
+/// Temporary output files (`.NAME.ptxld-PID.tmp`) left in `d`.
+#[cfg(target_os = "linux")]
+fn temporaries(d: &Path) -> Vec<String> {
+    std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') && n.contains(".ptxld-") && n.ends_with(".tmp"))
+        .collect()
+}
+
+/// A module defining `.visible .global .u32 NAME`.
+#[cfg(target_os = "linux")]
+fn module(name: &str) -> String {
+    format!("{HEADER}.visible .global .u32 {name} = 1;\n")
+}
+
+/// Waits until the running `child` has `path` open; fails with its output if it exits
+/// first.
+#[cfg(target_os = "linux")]
+fn await_open(child: std::process::Child, path: &Path) -> std::process::Child {
+    let pid = child.id();
+    wait_until(&format!("ptxld opens {}", path.display()), || {
+        has_open(pid, path) || has_exited(pid)
+    });
+    if !has_open(pid, path) {
+        let o = wait_output(child);
+        panic!(
+            "ptxld exited ({}) before opening {}:\n{}",
+            o.status,
+            path.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    child
+}
+
+/// Writes `text` to a FIFO through `writer`, the test's own read-write descriptor of
+/// it (see `hold_fifo`), and closes that: the reader gets `text`, then end of file.
+#[cfg(target_os = "linux")]
+fn feed(mut writer: std::fs::File, text: &str) {
+    use std::io::Write;
+    writer.write_all(text.as_bytes()).unwrap();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn fifo_without_a_writer_is_refused_without_blocking() {
+    let d = dir("fifo-no-writer");
+    mkfifo(&d.join("x.fifo"));
+    // Before, ptxld blocked in open() forever here (as `cat x.fifo` does).
+    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "x.fifo"]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: x.fifo: is a FIFO with no writer; "),
+        "{err}"
+    );
+    assert!(!d.join("out.ptx").exists());
+    assert!(temporaries(&d).is_empty());
+    // The same for --syntax-only, which reads inputs in parallel.
+    let o = wait_output(spawn_ptxld_in(&d, &["--syntax-only", "x.fifo"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("x.fifo: is a FIFO with no writer"));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn fifo_with_a_connected_writer_is_read_fully() {
+    let d = dir("fifo-writer");
+    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
+    // More than a pipe holds (64 KiB), so ptxld reads while the writer still writes.
+    let long = "b".repeat(300_000);
+    let b = module(&long);
+    std::fs::write(d.join("b.ptx"), &b).unwrap();
+    let o = ptxld(&d, &["-o", "want.ptx", "a.ptx", "b.ptx"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read(d.join("want.ptx")).unwrap();
+
+    // A named FIFO whose writer is open before ptxld opens it, and writes after.
+    let fifo = d.join("b.fifo");
+    mkfifo(&fifo);
+    let writer = hold_fifo(&fifo);
+    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let child = await_open(child, &fifo);
+    feed(writer, &b);
+    let o = wait_output(child);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read(d.join("out.ptx")).unwrap() == want);
+
+    // Bash process substitution: an anonymous pipe with its writer (cat) connected.
+    let o = std::process::Command::new("bash")
+        .args(["-c", "exec \"$0\" -o subst.ptx a.ptx <(cat b.ptx)"])
+        .arg(env!("CARGO_BIN_EXE_ptxld"))
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read(d.join("subst.ptx")).unwrap() == want);
+}
+
+/// An input that changes after ptxld read it fails the link: ptxld reads (maps) the
+/// inputs one after the other in command-line order on its main thread, whatever the
+/// thread count, so once it has the FIFO `b.fifo` open it has read `a.ptx`, and an
+/// append to `a.ptx` then is a change during the link, which the stamp taken at read
+/// time reveals.
+#[cfg(target_os = "linux")]
+#[test]
+fn input_changed_during_the_link_fails_it() {
+    let d = dir("changed");
+    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
+    let fifo = d.join("b.fifo");
+    mkfifo(&fifo);
+    for change in [false, true] {
+        let writer = hold_fifo(&fifo);
+        let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+        let child = await_open(child, &fifo);
+        if change {
+            use std::io::Write;
+            let mut a = std::fs::OpenOptions::new()
+                .append(true)
+                .open(d.join("a.ptx"))
+                .unwrap();
+            a.write_all(b".visible .global .u32 late = 2;\n").unwrap();
+        }
+        feed(writer, &module("b_var"));
+        let o = wait_output(child);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if !change {
+            // The control: the same link without the change succeeds.
+            assert!(o.status.success(), "{err}");
+            std::fs::remove_file(d.join("out.ptx")).unwrap();
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(
+                "error: input a.ptx changed while ptxld was linking it; run the link again"
+            ),
+            "{err}"
+        );
+        assert!(!d.join("out.ptx").exists());
+        assert!(temporaries(&d).is_empty());
+    }
+}
+
+/// Ctrl-C while ptxld waits for an input: exit status 130, no output, no temporary.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_while_reading_exits_130_and_leaves_nothing() {
+    let d = dir("sigint-read");
+    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
+    let fifo = d.join("b.fifo");
+    mkfifo(&fifo);
+    let _writer = hold_fifo(&fifo);
+    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let child = await_open(child, &fifo);
+    interrupt(child.id());
+    let o = wait_output(child);
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!d.join("out.ptx").exists());
+    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+}
+
+/// Ctrl-C while the temporary output file is being written removes it. To stop ptxld
+/// in the middle of writing without a test hook, the test creates the temporary's path
+/// (`.out.ptx.ptxld-PID.tmp`, known once ptxld runs and waits for its FIFO input) as a
+/// FIFO that nobody reads: ptxld opens it as its temporary and blocks writing an output
+/// larger than any pipe holds (1 MiB at most). The SIGINT handler must then remove it.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_while_writing_removes_the_temporary_file() {
+    let d = dir("sigint-write");
+    // A 2 MiB name: the output is larger than a pipe can hold.
+    std::fs::write(d.join("a.ptx"), module(&"a".repeat(2 << 20))).unwrap();
+    let fifo = d.join("b.fifo");
+    mkfifo(&fifo);
+    let writer = hold_fifo(&fifo);
+    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let child = await_open(child, &fifo);
+    let tmp = d.join(format!(".out.ptx.ptxld-{}.tmp", child.id()));
+    mkfifo(&tmp);
+    let _tmp_reader = hold_fifo(&tmp);
+    feed(writer, &module("b_var"));
+    // Fails if the output is no longer written through File::create of that path.
+    let child = await_open(child, &tmp);
+    interrupt(child.id());
+    let o = wait_output(child);
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!tmp.exists(), "the SIGINT handler left {}", tmp.display());
+    assert!(!d.join("out.ptx").exists());
+    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+}
+
+/// How to run ptxld without the power to ignore file permissions: directly for an
+/// ordinary user, through `setpriv` as user and group 65534 (nobody) for root, which
+/// CI runs as. `Err` gives the reason it is not possible.
+#[cfg(target_os = "linux")]
+fn unprivileged_ptxld(d: &Path) -> Result<std::process::Command, String> {
+    let ptxld = env!("CARGO_BIN_EXE_ptxld");
+    let uid = euid().ok_or("cannot read the user id from /proc/self/status")?;
+    let mut cmd = if uid == 0 {
+        // The test directory must be usable by that user: it writes its output there.
+        std::os::unix::fs::chown(d, Some(65534), Some(65534))
+            .map_err(|e| format!("cannot chown {}: {e}", d.display()))?;
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", ptxld]);
+        c
+    } else {
+        std::process::Command::new(ptxld)
+    };
+    cmd.current_dir(d);
+    let probe = std::process::Command::new(cmd.get_program())
+        .args(cmd.get_args())
+        .arg("--version")
+        .current_dir(d)
+        .output()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    if !probe.status.success() {
+        return Err(format!(
+            "{:?} {:?} --version fails: {}",
+            cmd.get_program(),
+            cmd.get_args().collect::<Vec<_>>(),
+            String::from_utf8_lossy(&probe.stderr).trim()
+        ));
+    }
+    Ok(cmd)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn unreadable_input_and_read_only_output_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dir("permissions");
+    let mut ptxld = match unprivileged_ptxld(&d) {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("\n*** SKIP: unreadable_input_and_read_only_output_directory: {why} ***\n");
+            return;
+        }
+    };
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
+    std::fs::write(d.join("secret.ptx"), module("s_var")).unwrap();
+    mode(&d.join("secret.ptx"), 0o000);
+    std::fs::create_dir(d.join("ro")).unwrap();
+    mode(&d.join("ro"), 0o555);
+    // An ordinary user with CAP_DAC_OVERRIDE could still read: nothing to test then.
+    if euid() != Some(0) && std::fs::read(d.join("secret.ptx")).is_ok() {
+        eprintln!(
+            "\n*** SKIP: unreadable_input_and_read_only_output_directory: permissions do \
+             not stop this user ***\n"
+        );
+        return;
+    }
+
+    let o = ptxld
+        .args(["-o", "out.ptx", "a.ptx", "secret.ptx"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: cannot read secret.ptx: Permission denied"),
+        "{err}"
+    );
+    assert!(!d.join("out.ptx").exists());
+    assert!(temporaries(&d).is_empty());
+
+    let mut ptxld = unprivileged_ptxld(&d).unwrap();
+    let o = ptxld.args(["-o", "ro/out.ptx", "a.ptx"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: cannot write ro/out.ptx: Permission denied"),
+        "{err}"
+    );
+    assert!(std::fs::read_dir(d.join("ro")).unwrap().next().is_none());
+    mode(&d.join("ro"), 0o755);
+    mode(&d.join("secret.ptx"), 0o644);
+}

@@ -120,3 +120,117 @@ pub fn case_inputs(case: &str) -> Vec<String> {
         .map(|p| dir.join(p).to_str().unwrap().to_string())
         .collect()
 }
+
+/// Starts the `ptxld` binary in `dir` with its output piped, for tests that act on a
+/// link while it runs; collect it with [`wait_output`].
+pub fn spawn_ptxld_in(dir: &Path, args: &[&str]) -> std::process::Child {
+    spawn_in(
+        dir,
+        std::process::Command::new(env!("CARGO_BIN_EXE_ptxld")).args(args),
+    )
+}
+
+/// Starts `cmd` in `dir` with standard input closed and its output piped.
+pub fn spawn_in(dir: &Path, cmd: &mut std::process::Command) -> std::process::Child {
+    use std::process::Stdio;
+    cmd.current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// How long a test waits for a state it polls for before it fails: generous, since it
+/// is a bound for a hang, not a timing measurement.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Polls `cond` until it holds; panics naming `what` after [`PATIENCE`].
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "gave up after {PATIENCE:?} waiting until {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Waits for `child` to exit and returns its output; a child still running after
+/// [`PATIENCE`] is killed and the test fails (it hangs).
+pub fn wait_output(mut child: std::process::Child) -> std::process::Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > PATIENCE {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the process hangs (killed after {PATIENCE:?}); stderr:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// True if process `pid` has `path` open (Linux: a link in `/proc/PID/fd`). False
+/// once the process has exited.
+pub fn has_open(pid: u32, path: &Path) -> bool {
+    let Ok(want) = std::fs::canonicalize(path) else {
+        return false;
+    };
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == want))
+}
+
+/// Whether process `pid` has exited (or is a zombie not yet collected).
+pub fn has_exited(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses: `PID (comm) S ...`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => true,
+    }
+}
+
+/// Makes a FIFO at `path` (`mkfifo`; std has no call for it).
+pub fn mkfifo(path: &Path) {
+    let st = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success(), "mkfifo {} failed", path.display());
+}
+
+/// Opens the FIFO at `path` for reading and writing. On Linux this never blocks, and
+/// the descriptor counts as a connected writer (and reader) until it is dropped, so a
+/// reader opening the FIFO meanwhile sees a writer that has not written yet.
+pub fn hold_fifo(path: &Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap()
+}
+
+/// Sends SIGINT (Ctrl-C) to process `pid` (`kill -INT`; the tests take no libc).
+pub fn interrupt(pid: u32) {
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill -INT {pid} failed");
+}
+
+/// The effective user id of this process (Linux `/proc/self/status`).
+pub fn euid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}

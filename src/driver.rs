@@ -16,7 +16,8 @@ use crate::link::{link, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
 use crate::output::{clobbers_input, write_atomic, write_atomic_with};
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
-use crate::source::{FileId, SourceMap};
+use crate::ir::Module;
+use crate::source::SourceMap;
 
 /// One command-line input item, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,8 +137,10 @@ enum Output {
     Ptx {
         rope: Rope,
         sources: SourceMap,
-        /// The file of each module the rope's pieces refer to, in module order.
-        files: Vec<FileId>,
+        /// The modules whose sources the rope's pieces refer to, in module order.
+        /// Kept rather than freed module by module: the command line exits without
+        /// freeing what the operating system reclaims anyway.
+        modules: Vec<Module>,
     },
 }
 
@@ -192,14 +195,16 @@ impl Outcome {
     fn srcs(&self) -> Vec<&[u8]> {
         match &self.output {
             Output::Bytes(_) => Vec::new(),
-            Output::Ptx { sources, files, .. } => file_bytes(sources, files),
+            Output::Ptx {
+                sources, modules, ..
+            } => file_bytes(sources, modules),
         }
     }
 }
 
-/// The bytes of `files`, in order.
-fn file_bytes<'a>(sources: &'a SourceMap, files: &[FileId]) -> Vec<&'a [u8]> {
-    files.iter().map(|&f| sources.file(f).bytes()).collect()
+/// The source of each of `modules`, in order.
+fn file_bytes<'a>(sources: &'a SourceMap, modules: &[Module]) -> Vec<&'a [u8]> {
+    modules.iter().map(|m| sources.file(m.file).bytes()).collect()
 }
 
 /// A failed link: the rendered diagnostics.
@@ -484,7 +489,7 @@ fn link_one(
     plan: Plan,
     arch: Option<&str>,
     messages: &mut String,
-) -> Result<(Linked, Vec<PathBuf>, SourceMap, Vec<FileId>), Failure> {
+) -> Result<(Linked, Vec<PathBuf>, SourceMap, Vec<Module>), Failure> {
     let t = std::time::Instant::now();
     let Prepared {
         sources,
@@ -530,8 +535,7 @@ fn link_one(
                     messages: std::mem::take(messages),
                 });
             }
-            let files = modules.iter().map(|m| m.file).collect();
-            Ok((l, files_read, sources, files))
+            Ok((l, files_read, sources, modules))
         }
         Err(errors) => {
             messages.push_str(&errors.render(&sources, job.error_limit));
@@ -552,11 +556,7 @@ pub fn link_job(job: &Job) -> Result<Outcome, Failure> {
         first.borrow_mut().get_or_insert(stamps);
         Ok(plan)
     })?;
-    // `link_plans` stamps `files_read` once more after linking, too late to notice a
-    // change during the link: the stamps taken at read time replace those.
-    if let Some(stamps) = first.into_inner() {
-        outcome.stamps = stamps;
-    }
+    outcome.stamps = first.into_inner().unwrap_or_default();
     Ok(outcome)
 }
 
@@ -616,7 +616,7 @@ fn link_plans(
     for (i, arch) in targets.iter().enumerate() {
         // Warnings are reported once, for the first target.
         let mut msgs = String::new();
-        let (mut l, files, sources, module_files) = make_plan()
+        let (mut l, files, sources, modules) = make_plan()
             .and_then(|plan| link_one(job, plan, *arch, &mut msgs))
             .map_err(|f| Failure {
                 messages: format!("{messages}{}", f.messages),
@@ -630,10 +630,10 @@ fn link_plans(
             ptx_output = Some(Output::Ptx {
                 rope,
                 sources,
-                files: module_files,
+                modules,
             });
         } else {
-            texts.push(rope.to_vec(&file_bytes(&sources, &module_files)));
+            texts.push(rope.to_vec(&file_bytes(&sources, &modules)));
         }
         linked.push(l);
     }
@@ -667,13 +667,13 @@ fn link_plans(
         }
     };
     let map = linked[0].map.take();
-    let stamps = files_read.iter().map(|p| stamp(p)).collect();
     Ok(Outcome {
         output,
         messages,
         files_read,
         map,
-        stamps,
+        // Set by the caller that read the files (in-memory inputs have none).
+        stamps: Vec::new(),
     })
 }
 

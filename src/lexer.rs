@@ -173,7 +173,71 @@ impl Lexer<'_> {
 
     fn run(&mut self) {
         let len = self.src.len();
-        while self.pos < len {
+        loop {
+            self.common_tokens();
+            if self.pos >= len {
+                break;
+            }
+            self.any_token();
+        }
+    }
+
+    /// The hot loop: whitespace, identifiers, directives and one-byte punctuation
+    /// (nearly all bytes of real PTX), with the position in a register. Returns at
+    /// the end of input or at the first byte that needs [`Lexer::any_token`].
+    fn common_tokens(&mut self) {
+        let src = self.src;
+        let len = src.len();
+        let tokens = &mut self.out.tokens;
+        let mut pos = self.pos;
+        let follows = |i: usize| i < len && CLASS[src[i] as usize] & FOLLOW != 0;
+        while pos < len {
+            let b = src[pos];
+            let class = CLASS[b as usize];
+            let lo = pos;
+            let kind = if class & WS != 0 {
+                pos += 1;
+                while pos < len && CLASS[src[pos] as usize] & WS != 0 {
+                    pos += 1;
+                }
+                continue;
+            } else if class & ID_START != 0
+                || matches!(b, b'_' | b'$')
+                || (b == b'%' && follows(pos + 1))
+            {
+                pos += 1;
+                while follows(pos) {
+                    pos += 1;
+                }
+                TokenKind::Ident
+            } else if b == b'.' && follows(pos + 1) && CLASS[src[pos + 1] as usize] & DIGIT == 0 {
+                pos += 2;
+                while follows(pos) {
+                    pos += 1;
+                }
+                TokenKind::Directive
+            } else if matches!(
+                b,
+                b',' | b';' | b'[' | b']' | b'{' | b'}' | b'(' | b')' | b'+' | b'-' | b':' | b'@'
+            ) {
+                pos += 1;
+                TokenKind::Punct
+            } else {
+                break;
+            };
+            tokens.push(Token {
+                kind,
+                lo: lo as u32,
+                hi: pos as u32,
+            });
+        }
+        self.pos = pos;
+    }
+
+    /// Lexes one token, comment or run of whitespace of any kind.
+    fn any_token(&mut self) {
+        let len = self.src.len();
+        {
             let b = self.src[self.pos];
             let lo = self.pos;
             if is(b, WS) {

@@ -295,6 +295,9 @@ fn run(o: Options) -> Result<bool> {
                         std::io::stdout().lock().write_all(map.as_bytes())?;
                     }
                 }
+                // The process ends now: unmapping every input and freeing the IR one
+                // allocation at a time would only delay the build (lld does the same).
+                std::mem::forget(outcome);
                 Ok(true)
             }
             Err(failure) => {

@@ -70,17 +70,30 @@ pub fn write_atomic_with(
 }
 
 /// True if `output` names the same file as one of `inputs` (so writing it would
-/// destroy an input).
+/// destroy an input). Compares device and inode numbers: hard links and symbolic
+/// links to an input count, and an output that does not exist yet costs one `stat`.
 pub fn clobbers_input(output: &Path, inputs: &[PathBuf]) -> bool {
     if output == Path::new("-") {
         return false;
     }
-    let Ok(out) = fs::canonicalize(output) else {
+    let Some(out) = file_identity(output) else {
         return false; // does not exist yet
     };
     inputs
         .iter()
         .filter(|p| p.as_path() != Path::new("-"))
-        .filter_map(|p| fs::canonicalize(p).ok())
-        .any(|p| p == out)
+        .any(|p| file_identity(p).as_ref() == Some(&out))
+}
+
+/// What makes two paths the same file: device and inode.
+#[cfg(unix)]
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// What makes two paths the same file: the canonical path.
+#[cfg(not(unix))]
+fn file_identity(path: &Path) -> Option<PathBuf> {
+    fs::canonicalize(path).ok()
 }

@@ -5,18 +5,20 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::archive;
 use crate::container::elf::write_host_object;
 use crate::container::fatbin::{self, PtxEntry};
 use crate::container::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
-use crate::input::{read_path_and_metadata, Bytes};
+use crate::input::{file_key, read_path_and_metadata, Bytes, FileKey};
+use crate::ir::Module;
 use crate::link::{link, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
 use crate::output::{clobbers_input, write_atomic, write_atomic_with};
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
-use crate::ir::Module;
 use crate::source::SourceMap;
 
 /// One command-line input item, in order.
@@ -204,7 +206,10 @@ impl Outcome {
 
 /// The source of each of `modules`, in order.
 fn file_bytes<'a>(sources: &'a SourceMap, modules: &[Module]) -> Vec<&'a [u8]> {
-    modules.iter().map(|m| sources.file(m.file).bytes()).collect()
+    modules
+        .iter()
+        .map(|m| sources.file(m.file).bytes())
+        .collect()
 }
 
 /// A failed link: the rendered diagnostics.
@@ -256,6 +261,8 @@ struct Plan {
     units: Vec<Unit>,
     pieces: Vec<Piece>,
     files_read: Vec<PathBuf>,
+    /// Time spent reading (mapping) the inputs, for `--stats`.
+    read_time: std::time::Duration,
 }
 
 /// Size and modification time of an input, to notice a file that changes while the
@@ -321,11 +328,26 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
 /// the response files. Standard input, pipes and FIFOs get none: what was read from
 /// them cannot change.
 fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
+    let start = std::time::Instant::now();
     let mut p = Plan {
         units: Vec::new(),
         pieces: Vec::new(),
         files_read: job.extra_deps.clone(),
+        read_time: Default::default(),
     };
+    // Regular files are mapped in parallel first (opening and mapping thousands of
+    // files is a good part of a link); everything else (archives found with `-l`,
+    // FIFOs, standard input) is read below, in order.
+    let mut mapped: Vec<Option<_>> = job
+        .inputs
+        .par_iter()
+        .map(|spec| match spec {
+            InputSpec::File(f) if std::fs::metadata(f).is_ok_and(|m| m.is_file()) => {
+                Some(read_path_and_metadata(f))
+            }
+            _ => None,
+        })
+        .collect();
     // Response files were read while parsing the arguments; this is as early as the
     // driver sees them.
     stamps.extend(job.extra_deps.iter().map(|f| stamp(f)));
@@ -333,9 +355,9 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     let mut group: Option<u32> = None;
     let mut groups = 0;
     let mut errors = String::new();
-    // Canonical path → the name it was first given as.
-    let mut seen: std::collections::HashMap<PathBuf, PathBuf> = Default::default();
-    for spec in &job.inputs {
+    // File identity → the name it was first given as.
+    let mut seen: std::collections::HashMap<FileKey, PathBuf> = Default::default();
+    for (i, spec) in job.inputs.iter().enumerate() {
         let path = match spec {
             InputSpec::WholeArchive(on) => {
                 whole = *on;
@@ -358,7 +380,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             InputSpec::Lib(name) => find_lib(name, &job.lib_dirs)?,
             InputSpec::File(f) => f.clone(),
         };
-        let (bytes, meta) = match read_path_and_metadata(&path) {
+        let read = mapped[i]
+            .take()
+            .unwrap_or_else(|| read_path_and_metadata(&path));
+        let (bytes, meta) = match read {
             Ok(r) => r,
             Err(e) => {
                 errors.push_str(&format!("error: {e}\n"));
@@ -366,8 +391,8 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             }
         };
         if !archive::is_archive(bytes.as_slice()) && path != Path::new("-") {
-            if let Ok(canon) = std::fs::canonicalize(&path) {
-                if let Some(first) = seen.get(&canon) {
+            if let Some(key) = file_key(&path, meta.as_ref()) {
+                if let Some(first) = seen.get(&key) {
                     errors.push_str(&format!(
                         "error: {} is given twice (also as {}); each of its definitions would \
                          be duplicated\n",
@@ -376,7 +401,7 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
                     ));
                     continue;
                 }
-                seen.insert(canon, path.clone());
+                seen.insert(key, path.clone());
             }
         }
         p.files_read.push(path.clone());
@@ -395,6 +420,7 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     if p.units.is_empty() {
         return Err(fail("no input files"));
     }
+    p.read_time = start.elapsed();
     Ok(p)
 }
 
@@ -490,6 +516,7 @@ fn link_one(
     arch: Option<&str>,
     messages: &mut String,
 ) -> Result<(Linked, Vec<PathBuf>, SourceMap, Vec<Module>), Failure> {
+    let read_time = plan.read_time;
     let t = std::time::Instant::now();
     let Prepared {
         sources,
@@ -519,8 +546,12 @@ fn link_one(
                     modules.len(),
                     bytes as f64 / 1e6
                 ));
-                let phases = std::iter::once(("read, parse, select members", parse_time))
-                    .chain(l.timings.iter().copied());
+                let phases = [
+                    ("read inputs", read_time),
+                    ("parse, select members", parse_time),
+                ]
+                .into_iter()
+                .chain(l.timings.iter().copied());
                 for (phase, d) in phases {
                     messages.push_str(&format!(
                         "ptxld: stats: {phase:<28} {:>9.2} ms\n",
@@ -578,6 +609,7 @@ pub fn link_in_memory(inputs: &[MemoryInput], job: &Job) -> Result<Outcome, Fail
             units: Vec::new(),
             pieces: Vec::new(),
             files_read: Vec::new(),
+            read_time: Default::default(),
         };
         for input in inputs {
             let bytes = Bytes::Owned(input.bytes.clone());

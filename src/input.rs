@@ -145,6 +145,31 @@ pub fn read_path(path: &Path) -> Result<Bytes, InputError> {
     read_path_and_metadata(path).map(|(bytes, _)| bytes)
 }
 
+/// What identifies a file whatever path names it (hard and symbolic links included).
+#[cfg(unix)]
+pub type FileKey = (u64, u64);
+/// What identifies a file whatever path names it (its canonical path here).
+#[cfg(not(unix))]
+pub type FileKey = PathBuf;
+
+/// The [`FileKey`] of `path`, from `meta` when the caller has it; `None` if the file
+/// cannot be inspected.
+#[cfg(unix)]
+pub fn file_key(path: &Path, meta: Option<&Metadata>) -> Option<FileKey> {
+    use std::os::unix::fs::MetadataExt;
+    let key = |m: &Metadata| (m.dev(), m.ino());
+    match meta {
+        Some(m) => Some(key(m)),
+        None => std::fs::metadata(path).ok().map(|m| key(&m)),
+    }
+}
+
+/// The [`FileKey`] of `path`; `None` if the file cannot be inspected.
+#[cfg(not(unix))]
+pub fn file_key(path: &Path, _meta: Option<&Metadata>) -> Option<FileKey> {
+    std::fs::canonicalize(path).ok()
+}
+
 /// Like [`read_path`], and also returns the metadata of a regular file as it was when
 /// it was read (taken from the open file, so it describes exactly the bytes mapped):
 /// the driver compares its size and modification time with the file's before writing

@@ -6,6 +6,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::input::file_key;
+
 /// Temporary output files being written, removed by [`remove_temporaries`] when the
 /// process is interrupted (the CLI calls it from its Ctrl-C handler).
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -76,24 +78,11 @@ pub fn clobbers_input(output: &Path, inputs: &[PathBuf]) -> bool {
     if output == Path::new("-") {
         return false;
     }
-    let Some(out) = file_identity(output) else {
+    let Some(out) = file_key(output, None) else {
         return false; // does not exist yet
     };
     inputs
         .iter()
         .filter(|p| p.as_path() != Path::new("-"))
-        .any(|p| file_identity(p).as_ref() == Some(&out))
-}
-
-/// What makes two paths the same file: device and inode.
-#[cfg(unix)]
-fn file_identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// What makes two paths the same file: the canonical path.
-#[cfg(not(unix))]
-fn file_identity(path: &Path) -> Option<PathBuf> {
-    fs::canonicalize(path).ok()
+        .any(|p| file_key(p, None).as_ref() == Some(&out))
 }

@@ -24,6 +24,7 @@ test: tools
 # Parse throughput against `cat` of the same files (libdevice, ~170 MB generated set).
 bench:
     cargo bench --bench parse
+    cargo bench --bench front_end
 
 # Regenerate fixtures/ptx from fixtures/src with the real producers.
 fixtures: tools

@@ -148,7 +148,14 @@ fn cross_corpus(replicas: usize) -> Vec<PathBuf> {
     out
 }
 
-/// Min and median of `n` runs of a command, and its `--stats` peak memory.
+/// Removes a previous output and flushes dirty pages before a timed run, so neither
+/// `cat` nor ptxld pays for replacing the last run's file or for its writeback.
+fn fresh(out: &Path) {
+    let _ = std::fs::remove_file(out);
+    let _ = Command::new("sync").status();
+}
+
+/// Min and median of `n` runs (after a warm-up run).
 fn min_median(n: usize, run: &dyn Fn() -> Duration) -> (Duration, Duration) {
     run();
     let mut v: Vec<Duration> = (0..n).map(|_| run()).collect();
@@ -172,7 +179,9 @@ fn report_cross(log: &mut String) {
         );
         let _ = &list;
         let runs = if scale == 1 { 5 } else { 3 };
+        let cat_out = root().join("target/bench-cat.ptx");
         let (cat_min, cat_med) = min_median(runs, &|| {
+            fresh(&cat_out);
             let t = Instant::now();
             assert!(Command::new("sh")
                 .args(["-c", &cat_cmd])
@@ -187,28 +196,29 @@ fn report_cross(log: &mut String) {
                 c.args(["-j", j]);
             }
             c.arg("-o").arg(&out).args(&files).stdout(Stdio::null());
+            fresh(&out);
             let t = Instant::now();
             let o = c.output().unwrap();
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             t.elapsed()
         };
         let (min, med) = min_median(runs, &|| link(None));
-        let rss = Command::new(ptxld)
+        fresh(&out);
+        let stats = Command::new(ptxld)
             .arg("--stats")
             .arg("-o")
             .arg(&out)
             .args(&files)
             .output()
-            .ok()
-            .and_then(|o| {
-                let e = String::from_utf8_lossy(&o.stderr).into_owned();
-                e.lines()
-                    .find_map(|l| l.strip_prefix("ptxld: stats: peak resident memory "))
-                    .map(String::from)
-            })
+            .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
             .unwrap_or_default();
+        let rss = stats
+            .lines()
+            .find_map(|l| l.strip_prefix("ptxld: stats: peak resident memory "))
+            .unwrap_or_default()
+            .to_string();
         let line = format!(
-            "cross-referencing set x{scale}: {} modules, {:.1} MB; cat > file min {:.0} / median {:.0} ms; \
+            "cross-referencing set x{scale}: {} modules, {:.1} MB; cat > new file min {:.0} / median {:.0} ms; \
              ptxld -o min {:.0} / median {:.0} ms = {:.2}x cat (median); peak RSS {rss} = {:.2}x input",
             files.len(),
             bytes as f64 / 1e6,
@@ -225,6 +235,24 @@ fn report_cross(log: &mut String) {
         match base {
             None => {
                 base = Some(med);
+                // Where the time goes (one --stats run), and the same bytes whatever
+                // the thread count.
+                for l in stats.lines().filter(|l| l.ends_with(" ms")) {
+                    let l = format!("  phase: {}", l.trim_start_matches("ptxld: stats: "));
+                    println!("{l}");
+                    log.push_str(&l);
+                    log.push('\n');
+                }
+                let all = std::fs::read(&out).unwrap();
+                link(Some("1"));
+                let same = std::fs::read(&out).unwrap() == all;
+                let l = format!(
+                    "  output with 1 thread and with all threads: {}",
+                    if same { "byte-identical" } else { "DIFFERENT" }
+                );
+                println!("{l}");
+                log.push_str(&l);
+                log.push('\n');
                 let (_, one) = min_median(runs, &|| link(Some("1")));
                 let line = format!(
                     "  threads: 1 thread median {:.0} ms, all threads {:.0} ms = {:.2}x faster",

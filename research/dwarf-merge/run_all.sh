@@ -14,7 +14,7 @@ echo "== 1. inputs"
 for m in a b; do
   clang-14 --target=nvptx64-nvidia-cuda -march=sm_80 -gdwarf-2 -O0 -fcommon -S src/$m.c -o ptx/llvm_$m.ptx
   clang-14 --target=nvptx64-nvidia-cuda -march=sm_80 -gdwarf-4 -O0 -fcommon -S src/$m.c -o ptx/llvm_d4O0_$m.ptx
-  clang-14 -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 -nocudainc -nocudalib -fgpu-rdc -include src/prelude.h \
+  clang-14 -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 -nocudainc -nocudalib -fgpu-rdc -include "$PTXLD_ROOT/fixtures/src/llvm/prelude.h" \
            -g -O0 -S src/$m.cu -o ptx/llvmcu_$m.ptx
 done
 sed 's/a_/a2_/g; s/struct pa/struct pa2/; s/b_scale/b2_scale/' src/a.c > src/a2.c

@@ -15,7 +15,7 @@ use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
 use crate::input::{file_key, read_path_and_metadata, Bytes, FileKey};
 use crate::ir::Module;
-use crate::link::{link, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
+use crate::link::{link, module_sources, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
 use crate::output::{clobbers_input, write_atomic, write_atomic_with};
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
@@ -199,17 +199,9 @@ impl Outcome {
             Output::Bytes(_) => Vec::new(),
             Output::Ptx {
                 sources, modules, ..
-            } => file_bytes(sources, modules),
+            } => module_sources(sources, modules),
         }
     }
-}
-
-/// The source of each of `modules`, in order.
-fn file_bytes<'a>(sources: &'a SourceMap, modules: &[Module]) -> Vec<&'a [u8]> {
-    modules
-        .iter()
-        .map(|m| sources.file(m.file).bytes())
-        .collect()
 }
 
 /// A failed link: the rendered diagnostics.
@@ -665,7 +657,7 @@ fn link_plans(
                 modules,
             });
         } else {
-            texts.push(rope.to_vec(&file_bytes(&sources, &modules)));
+            texts.push(rope.to_vec(&module_sources(&sources, &modules)));
         }
         linked.push(l);
     }

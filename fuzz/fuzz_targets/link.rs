@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ptxld::input::Bytes;
-use ptxld::link::{link, LinkOptions};
+use ptxld::link::{link, module_sources, LinkOptions};
 use ptxld::parse::parse_module;
 use ptxld::source::{FileId, SourceFile, SourceMap};
 
@@ -19,7 +19,8 @@ fuzz_target!(|data: &[u8]| {
     }
     let opts = LinkOptions::default();
     if let Ok(linked) = link(&sources, &modules, &opts) {
-        let reparsed = parse_module(FileId(0), &linked.ptx);
+        let text = linked.ptx.to_vec(&module_sources(&sources, &modules));
+        let reparsed = parse_module(FileId(0), &text);
         assert!(
             !reparsed.diagnostics.iter().any(|d| d.is_error()),
             "linked output does not parse"

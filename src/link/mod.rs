@@ -51,8 +51,8 @@ pub struct LinkOptions {
 
 /// A successful link.
 pub struct Linked {
-    /// The merged PTX module, as ranges of the sources of the linked modules (piece
-    /// sources are module indices).
+    /// The merged PTX module, as ranges of the sources of the linked modules
+    /// ([`module_sources`] gives what its pieces refer to).
     pub ptx: Rope,
     /// The merged header.
     pub header: MergedHeader,
@@ -206,6 +206,15 @@ pub fn link(
             Err(errors)
         }
     }
+}
+
+/// The source of each of `modules`, in order: what the pieces of a [`Linked::ptx`]
+/// rope of those modules refer to (`linked.ptx.to_vec(&module_sources(..))`).
+pub fn module_sources<'a>(sources: &'a SourceMap, modules: &[Module]) -> Vec<&'a [u8]> {
+    modules
+        .iter()
+        .map(|m| sources.file(m.file).bytes())
+        .collect()
 }
 
 /// `--trace-symbol`: every declaration, definition and reference of `names` in

@@ -341,17 +341,11 @@ impl<'a> Resolver<'_, 'a> {
         // The state space must agree everywhere.
         let first = &entries[0];
         if let Some(other) = entries.iter().find(|e| e.space != first.space) {
-            let sp = |e: &Entry| e.space.map_or("?", StateSpace::as_str);
-            self.pair_error(
-                format!(
-                    "state space mismatch for variable {shown}: {} in {}, {} in {}",
-                    sp(first),
-                    self.inputs.file_name(first.s.module),
-                    sp(other),
-                    self.inputs.file_name(other.s.module)
-                ),
-                ("declared at", first.s),
-                ("declared at", other.s),
+            let sp = |e: &Entry| e.space.map_or("?", StateSpace::as_str).to_string();
+            self.variable_mismatch(
+                format!("state space mismatch for variable {shown}"),
+                (sp(first), "declared at", first),
+                (sp(other), "declared at", other),
             );
             return;
         }
@@ -482,17 +476,28 @@ impl<'a> Resolver<'_, 'a> {
             e.size
                 .map_or("unsized".to_string(), |s| format!("{s} bytes"))
         };
-        self.pair_error(
-            format!(
-                "size mismatch for variable {shown}: {} in {}, {} in {}",
-                size(a),
-                self.inputs.file_name(a.s.module),
-                size(b),
-                self.inputs.file_name(b.s.module)
-            ),
-            ("defined at", a.s),
-            ("declared at", b.s),
+        self.variable_mismatch(
+            format!("size mismatch for variable {shown}"),
+            (size(a), "defined at", a),
+            (size(b), "declared at", b),
         );
+    }
+
+    /// `WHAT: A in a.ptx, B in b.ptx`, with a note at each of the two declarations.
+    fn variable_mismatch(
+        &mut self,
+        what: String,
+        a: (String, &str, &Entry),
+        b: (String, &str, &Entry),
+    ) {
+        let message = format!(
+            "{what}: {} in {}, {} in {}",
+            a.0,
+            self.inputs.file_name(a.2.s.module),
+            b.0,
+            self.inputs.file_name(b.2.s.module)
+        );
+        self.pair_error(message, (a.1, a.2.s), (b.1, b.2.s));
     }
 
     /// A module-local symbol: it is its own output symbol (labels inside bodies stay

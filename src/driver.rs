@@ -441,7 +441,7 @@ fn prepare(
     // Symbols of every unit that parsed, for member selection.
     let mut by_unit: Vec<Option<Needs>> = vec![None; names.len()];
     for (m, &unit) in parsed.modules.iter().zip(&parsed.origins) {
-        by_unit[unit] = Some(needs(m, parsed.sources.file(m.file).bytes()));
+        by_unit[unit] = Some(needs(m));
     }
     let lookup = |u: usize| by_unit[u].as_ref();
     let name_of = |u: usize| names[u].clone();

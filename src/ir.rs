@@ -40,8 +40,10 @@ pub struct Module {
     pub file: FileId,
     /// All tokens of the file.
     pub tokens: Vec<Token>,
-    /// All comment spans of the file.
-    pub comments: Vec<Span>,
+    /// The `//:` comments (GCC's `//:FUNC_MAP` and `//:VAR_MAP` for the offloading
+    /// runtime), the only comments that carry meaning for the linker. Other comments
+    /// are trivia and are not listed.
+    pub map_comments: Vec<Span>,
     /// Module-scope items in source order. Their spans do not overlap, and the bytes
     /// between them are whitespace and comments only.
     pub items: Vec<Item>,
@@ -49,6 +51,13 @@ pub struct Module {
     pub header: Header,
     /// Module-scope symbols, in order of first declaration.
     pub symbols: Vec<Symbol>,
+    /// The symbols' names, copied out of the source when parsing ends: symbol `i` is
+    /// `symbol_names[symbol_name_ends[i - 1]..symbol_name_ends[i]]`. The linker looks
+    /// names up many times after parsing; with a copy it never has to bring the input
+    /// pages back, so they can be released once parsed (docs/performance.md).
+    pub symbol_names: Vec<u8>,
+    /// End offsets into [`Module::symbol_names`], one per symbol.
+    pub symbol_name_ends: Vec<u32>,
     /// Every reference to a module-scope symbol, sorted by span.
     pub references: Vec<Reference>,
     /// Where `.loc` directives name files and debug labels.
@@ -640,6 +649,28 @@ impl Module {
     /// The symbol with id `id`.
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
         &self.symbols[id.0 as usize]
+    }
+
+    /// The name of symbol `id` (a copy of its first declaration's name token).
+    pub fn symbol_name(&self, id: SymbolId) -> &[u8] {
+        let i = id.0 as usize;
+        let lo = if i == 0 {
+            0
+        } else {
+            self.symbol_name_ends[i - 1] as usize
+        };
+        &self.symbol_names[lo..self.symbol_name_ends[i] as usize]
+    }
+
+    /// Fills [`Module::symbol_names`] from `src`, the module's source.
+    pub(crate) fn copy_symbol_names(&mut self, src: &[u8]) {
+        let len = self.symbols.iter().map(|s| s.name.len()).sum();
+        self.symbol_names = Vec::with_capacity(len);
+        self.symbol_name_ends = Vec::with_capacity(self.symbols.len());
+        for s in &self.symbols {
+            self.symbol_names.extend_from_slice(&src[s.name.range()]);
+            self.symbol_name_ends.push(self.symbol_names.len() as u32);
+        }
     }
 
     /// The item with id `id`.

@@ -38,8 +38,8 @@ pub struct Needs {
     pub undefined: Vec<Vec<u8>>,
 }
 
-/// The definitions and imports of `m` (whose source is `src`).
-pub fn needs(m: &Module, src: &[u8]) -> Needs {
+/// The definitions and imports of `m`.
+pub fn needs(m: &Module) -> Needs {
     let mut used = vec![false; m.symbols.len()];
     for r in &m.references {
         used[r.symbol.0 as usize] = true;
@@ -49,7 +49,7 @@ pub fn needs(m: &Module, src: &[u8]) -> Needs {
         if matches!(s.kind, SymbolKind::SectionLabel | SymbolKind::BodyName) {
             continue;
         }
-        let name = src[s.name.range()].to_vec();
+        let name = m.symbol_name(id).to_vec();
         if s.is_defined() && (s.linkage != Linkage::Local || s.aliasee.is_some()) {
             n.defines.push(name);
         } else if s.linkage == Linkage::Extern

@@ -70,6 +70,32 @@ fn every_fixture_round_trips_byte_for_byte() {
     }
 }
 
+#[test]
+fn symbol_names_and_map_comments_are_what_the_source_says() {
+    let mut map_comments = 0;
+    for path in valid_fixtures() {
+        let (f, m) = parse_clean(&path);
+        for (id, s) in m.symbols_with_ids() {
+            assert_eq!(
+                m.symbol_name(id),
+                f.slice(s.name),
+                "{}: name copy of symbol {}",
+                path.display(),
+                id.0
+            );
+        }
+        // Exactly the `//:` comments are kept.
+        let all = ptxld::lexer::lex(FileId(0), f.bytes()).comments;
+        let want: Vec<_> = all
+            .into_iter()
+            .filter(|&c| f.slice(c).starts_with(b"//:"))
+            .collect();
+        assert_eq!(m.map_comments, want, "{}", path.display());
+        map_comments += want.len();
+    }
+    assert!(map_comments > 0, "no fixture has GCC `//:` map comments");
+}
+
 /// Renames every symbol (appending `_zq7`) and returns the renamed text.
 fn rename_all(f: &SourceFile, m: &Module) -> Vec<u8> {
     let new_names: Vec<Vec<u8>> = m

@@ -132,7 +132,16 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
         }
     }
     let sys = system_calls(bits);
-    for item in &m.items {
+    // The items declaring system calls, found through the symbol table's copy of the
+    // names (reading every function's name from the source would bring back the
+    // input pages released after parsing).
+    let mut sys_items = Vec::new();
+    for (id, s) in m.symbols_with_ids() {
+        if let Some((_, canon)) = sys.iter().find(|(n, _)| n.as_bytes() == m.symbol_name(id)) {
+            sys_items.extend(s.decls.iter().map(|d| (d.item, canon)));
+        }
+    }
+    for (ii, item) in m.items.iter().enumerate() {
         match &item.kind {
             ItemKind::Variable(v) if v.spec.space == StateSpace::Local => {
                 out.push(warn(
@@ -142,8 +151,7 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
                 ));
             }
             ItemKind::Function(f) => {
-                let raw = &src[f.name.range()];
-                let name = || String::from_utf8_lossy(raw).into_owned();
+                let name = || String::from_utf8_lossy(&src[f.name.range()]).into_owned();
                 let sig = &f.signature;
                 if f.kind == FuncKind::Func {
                     for (i, p) in sig.returns.iter().flatten().enumerate() {
@@ -154,7 +162,7 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
                         let which = || format!("parameter {}", i + 1);
                         check_param(m, &name, &which, p, &mut out);
                     }
-                    if let Some((_, canon)) = sys.iter().find(|(n, _)| n.as_bytes() == raw) {
+                    if let Some((_, canon)) = sys_items.iter().find(|(i, _)| i.0 as usize == ii) {
                         let name = name();
                         if let Some(why) = signature_mismatch(canon, sig) {
                             out.push(warn(

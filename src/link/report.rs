@@ -54,8 +54,7 @@ impl<'a> Inputs<'a> {
     }
 
     pub fn name(&self, s: ModSym) -> &'a [u8] {
-        let m = self.module(s);
-        &self.src(s.module)[m.symbol(s.id).name.range()]
+        self.module(s).symbol_name(s.id)
     }
 
     pub fn file_name(&self, module: u32) -> &'a str {

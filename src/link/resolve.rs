@@ -519,8 +519,8 @@ impl<'a> Resolver<'_, 'a> {
 }
 
 /// The symbol id of `name` in `m`, if `m` declares it.
-pub(crate) fn find_symbol(m: &Module, src: &[u8], name: &[u8]) -> Option<SymbolId> {
-    m.symbols_with_ids()
-        .find(|(_, s)| &src[s.name.range()] == name)
-        .map(|(id, _)| id)
+pub(crate) fn find_symbol(m: &Module, name: &[u8]) -> Option<SymbolId> {
+    (0..m.symbols.len() as u32)
+        .map(SymbolId)
+        .find(|&id| m.symbol_name(id) == name)
 }

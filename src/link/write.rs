@@ -278,7 +278,7 @@ impl Writer<'_, '_> {
                 continue;
             };
             let new = &self.res.outs[o as usize].name;
-            if new.as_slice() != &src[span.range()] {
+            if new.as_slice() != m.symbol_name(id) {
                 edits.push((span, new.clone()));
             }
         }
@@ -411,7 +411,7 @@ impl Writer<'_, '_> {
     fn map_comments(&mut self) {
         for (mi, m) in self.inputs.modules.iter().enumerate() {
             let src = self.inputs.src(mi as u32);
-            for &c in &m.comments {
+            for &c in &m.map_comments {
                 let text = &src[c.range()];
                 if !(text.starts_with(b"//:FUNC_MAP \"") || text.starts_with(b"//:VAR_MAP \"")) {
                     continue;
@@ -419,7 +419,7 @@ impl Writer<'_, '_> {
                 let open = text.iter().position(|&b| b == b'"').unwrap_or(0) + 1;
                 let close = open + text[open..].iter().position(|&b| b == b'"').unwrap_or(0);
                 let name = &text[open..close];
-                let renamed = find_symbol(m, src, name)
+                let renamed = find_symbol(m, name)
                     .and_then(|id| {
                         self.res.out_of(ModSym {
                             module: mi as u32,

@@ -51,10 +51,16 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
     let mut module = Module {
         file,
         tokens: lexed.tokens,
-        comments: lexed.comments,
+        map_comments: lexed
+            .comments
+            .into_iter()
+            .filter(|c| src[c.range()].starts_with(b"//:"))
+            .collect(),
         items,
         header,
         symbols: Vec::new(),
+        symbol_names: Vec::new(),
+        symbol_name_ends: Vec::new(),
         references: Vec::new(),
         locs,
         calls: Vec::new(),
@@ -62,7 +68,15 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
         legacy_warp_op: None,
     };
     resolve::resolve(&mut module, src, &mut diagnostics);
+    module.copy_symbol_names(src);
     check_header_order(&module, &mut diagnostics);
+    // The module lives until the link ends: give back growth slack.
+    module.items.shrink_to_fit();
+    module.map_comments.shrink_to_fit();
+    module.references.shrink_to_fit();
+    module.symbols.shrink_to_fit();
+    module.calls.shrink_to_fit();
+    module.local_params.shrink_to_fit();
     module.locs.files.sort_by_key(|&(span, _)| span.lo);
     module.locs.attrs.sort_by_key(|span| span.lo);
     diagnostics.sort_by_key(|d| (d.span.lo, d.span.hi));

@@ -53,8 +53,9 @@ pub struct Module {
     pub symbols: Vec<Symbol>,
     /// The symbols' names, copied out of the source when parsing ends: symbol `i` is
     /// `symbol_names[symbol_name_ends[i - 1]..symbol_name_ends[i]]`. The linker looks
-    /// names up many times after parsing; with a copy it never has to bring the input
-    /// pages back, so they can be released once parsed (docs/performance.md).
+    /// names up many times after parsing; the copy is a few compact bytes per symbol
+    /// where the source names are scattered over every page of the input, and it is
+    /// what would let the input pages be released after parsing (docs/performance.md).
     pub symbol_names: Vec<u8>,
     /// End offsets into [`Module::symbol_names`], one per symbol.
     pub symbol_name_ends: Vec<u32>,

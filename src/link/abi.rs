@@ -132,9 +132,8 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
         }
     }
     let sys = system_calls(bits);
-    // The items declaring system calls, found through the symbol table's copy of the
-    // names (reading every function's name from the source would bring back the
-    // input pages released after parsing).
+    // The items declaring system calls, found through the module's compact copy of
+    // the names rather than each function's name in the source.
     let mut sys_items = Vec::new();
     for (id, s) in m.symbols_with_ids() {
         if let Some((_, canon)) = sys.iter().find(|(n, _)| n.as_bytes() == m.symbol_name(id)) {

@@ -194,7 +194,7 @@ impl Outcome {
         }
     }
 
-    fn srcs(&self) -> Vec<&[u8]> {
+    fn srcs(&self) -> Vec<crate::link::ModuleText<'_>> {
         match &self.output {
             Output::Bytes(_) => Vec::new(),
             Output::Ptx {
@@ -285,7 +285,7 @@ impl Plan {
         whole: bool,
         group: Option<u32>,
     ) -> Result<(), Failure> {
-        if !archive::is_archive(bytes.as_slice()) {
+        if !archive::is_archive(bytes.head()) {
             self.pieces.push(Piece::Object(self.units.len(), group));
             self.units.push(Unit { name, path, bytes });
             return Ok(());
@@ -382,7 +382,7 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
                 continue;
             }
         };
-        if !archive::is_archive(bytes.as_slice()) && path != Path::new("-") {
+        if !archive::is_archive(bytes.head()) && path != Path::new("-") {
             if let Some(key) = file_key(&path, meta.as_ref()) {
                 if let Some(first) = seen.get(&key) {
                     errors.push_str(&format!(

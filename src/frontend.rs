@@ -134,7 +134,7 @@ pub fn check_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
     let files: Vec<_> = sources.files().collect();
     let per_file: Vec<Vec<Diagnostic>> = files
         .par_iter()
-        .map(|&(id, f)| parse_reusing_tokens(id, f.bytes()).diagnostics)
+        .map(|&(id, f)| parse_from_copy(id, f).diagnostics)
         .collect();
     diagnostics.extend(per_file.into_iter().flatten());
     diagnostics.sort();
@@ -153,6 +153,42 @@ fn parse_reusing_tokens(id: FileId, src: &[u8]) -> Parsed {
     TOKENS.set(std::mem::take(&mut p.module.tokens));
     p.module.release_tokens();
     p
+}
+
+thread_local! {
+    /// Each thread's copy of the file it parses.
+    static COPY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Files up to this size are parsed from a copy (see [`parse_from_copy`]).
+const MAX_COPY: usize = 16 << 20;
+
+/// Parses a mapped file kept open from a copy read into this thread's buffer, so
+/// that parsing leaves no page of the mapping resident: the writer reads the text
+/// again when it needs it (docs/performance.md). A larger file is parsed through
+/// its mapping, whose pages are released afterwards (one TLB shootdown, not a
+/// doubled input). Spans are the same either way.
+fn parse_from_copy(id: FileId, f: &SourceFile) -> Parsed {
+    let pages = f.pages();
+    if !pages.is_readable_file() {
+        return parse_reusing_tokens(id, f.bytes());
+    }
+    if f.bytes().len() > MAX_COPY {
+        let parsed = parse_reusing_tokens(id, f.bytes());
+        pages.release();
+        return parsed;
+    }
+    let mut buf = COPY.take();
+    buf.resize(f.bytes().len(), 0);
+    // A file rewritten since it was mapped is caught by the stamp check before the
+    // output is written; if it cannot be read whole, the mapping is parsed.
+    let parsed = if pages.read_at(0, &mut buf) {
+        parse_reusing_tokens(id, &buf)
+    } else {
+        parse_reusing_tokens(id, f.bytes())
+    };
+    COPY.set(buf);
+    parsed
 }
 
 /// True for data no PTX text starts with: control bytes (other than whitespace) in
@@ -175,8 +211,13 @@ fn load_units(
     let loaded: Vec<_> = units
         .into_par_iter()
         .map(|u| {
-            let r = match extract(u.bytes.as_slice(), target) {
-                None if is_binary(u.bytes.as_slice()) => Err(format!(
+            let head = u.bytes.head();
+            let container = fatbin::is_fatbin(head) || crate::container::elf::is_elf(head);
+            let r = match container
+                .then(|| extract(u.bytes.as_slice(), target))
+                .flatten()
+            {
+                None if is_binary(head) => Err(format!(
                     "{}: binary data, neither PTX text nor a fatbin or ELF object carrying one \
                      (a fatbin starts with 50 ED 55 BA)",
                     u.name
@@ -222,7 +263,7 @@ fn parse_sources_with(sources: &SourceMap, keep_tokens: bool) -> (Vec<Module>, D
             if keep_tokens {
                 parse_module(id, f.bytes())
             } else {
-                parse_reusing_tokens(id, f.bytes())
+                parse_from_copy(id, f)
             }
         })
         .collect();

@@ -59,6 +59,10 @@ pub struct Module {
     pub symbol_names: Vec<u8>,
     /// End offsets into [`Module::symbol_names`], one per symbol.
     pub symbol_name_ends: Vec<u32>,
+    /// Copies of the text the merged module needs before any definition (function
+    /// headers for prototypes, variables, `.file` entries), so that the writer reads
+    /// each input once, in order, and its pages can be released (docs/performance.md).
+    pub kept: KeptText,
     /// Every reference to a module-scope symbol, sorted by span.
     pub references: Vec<Reference>,
     /// Where `.loc` directives name files and debug labels.
@@ -70,6 +74,38 @@ pub struct Module {
     /// The first `shfl` or `vote` without `.sync` (pre-6.0 warp code, which ptxas
     /// rejects for `.target sm_70` and later at PTX ISA 6.4 and later).
     pub legacy_warp_op: Option<Span>,
+}
+
+/// Copies of some source ranges of a module (see [`Module::kept`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeptText {
+    /// The copied bytes, range after range.
+    pub text: Vec<u8>,
+    /// `(source span, offset of its copy in text)`, sorted and disjoint.
+    pub spans: Vec<(Span, u32)>,
+}
+
+impl KeptText {
+    /// Copies `span` of `src` (spans must come in source order, without overlap).
+    pub fn keep(&mut self, src: &[u8], span: Span) {
+        debug_assert!(self.spans.last().is_none_or(|(s, _)| s.hi <= span.lo));
+        self.spans.push((span, self.text.len() as u32));
+        self.text.extend_from_slice(&src[span.range()]);
+    }
+
+    /// Where the copy of `span` starts in [`KeptText::text`], if a kept range holds
+    /// all of it.
+    pub fn offset_of(&self, span: Span) -> Option<u32> {
+        let i = self.spans.partition_point(|(s, _)| s.hi < span.hi);
+        let &(s, at) = self.spans.get(i)?;
+        (s.lo <= span.lo && span.hi <= s.hi).then(|| at + (span.lo - s.lo))
+    }
+
+    /// The copy of `span`, if a kept range holds all of it.
+    pub fn slice(&self, span: Span) -> Option<&[u8]> {
+        let at = self.offset_of(span)? as usize;
+        Some(&self.text[at..at + span.len()])
+    }
 }
 
 /// A `call` instruction with a named callee.
@@ -672,6 +708,21 @@ impl Module {
             self.symbol_names.extend_from_slice(&src[s.name.range()]);
             self.symbol_name_ends.push(self.symbol_names.len() as u32);
         }
+    }
+
+    /// Fills [`Module::kept`] from `src`, the module's source.
+    pub(crate) fn keep_text(&mut self, src: &[u8]) {
+        let mut kept = KeptText::default();
+        for item in &self.items {
+            match &item.kind {
+                ItemKind::Function(f) => kept.keep(src, Span::new(item.span.lo, f.header_end)),
+                ItemKind::Variable(_) | ItemKind::File(_) => kept.keep(src, item.span),
+                _ => {}
+            }
+        }
+        kept.text.shrink_to_fit();
+        kept.spans.shrink_to_fit();
+        self.kept = kept;
     }
 
     /// The item with id `id`.

@@ -351,6 +351,8 @@ fn tune_allocator() {}
 
 fn main() -> ExitCode {
     tune_allocator();
+    // Before the first thread starts (see the function).
+    ptxld::input::keep_files_open(std::env::args_os().len());
     // Ctrl-C while the output is being written leaves no temporary file behind.
     let _ = ctrlc::set_handler(|| {
         ptxld::output::remove_temporaries();

@@ -100,6 +100,11 @@ impl SourceFile {
         self.bytes.as_slice()
     }
 
+    /// The bytes as loaded (for paging hints on mapped files).
+    pub fn pages(&self) -> &Bytes {
+        &self.bytes
+    }
+
     /// The bytes of `span`.
     pub fn slice(&self, span: Span) -> &[u8] {
         &self.bytes()[span.range()]

@@ -18,6 +18,7 @@ mod gc;
 pub mod header;
 mod map;
 mod names;
+mod pager;
 mod report;
 mod resolve;
 pub mod rope;
@@ -26,7 +27,7 @@ mod write;
 pub use gc::GcOptions;
 pub use header::{HeaderOptions, MergedHeader};
 pub use resolve::SYSTEM_CALLS;
-pub use rope::Rope;
+pub use rope::{ModuleText, Rope};
 
 use rayon::prelude::*;
 
@@ -210,10 +211,17 @@ pub fn link(
 
 /// The source of each of `modules`, in order: what the pieces of a [`Linked::ptx`]
 /// rope of those modules refer to (`linked.ptx.to_vec(&module_sources(..))`).
-pub fn module_sources<'a>(sources: &'a SourceMap, modules: &[Module]) -> Vec<&'a [u8]> {
+pub fn module_sources<'a>(sources: &'a SourceMap, modules: &'a [Module]) -> Vec<ModuleText<'a>> {
     modules
         .iter()
-        .map(|m| sources.file(m.file).bytes())
+        .map(|m| {
+            let f = sources.file(m.file);
+            ModuleText {
+                src: f.bytes(),
+                kept: &m.kept,
+                pages: Some(f.pages()),
+            }
+        })
         .collect()
 }
 

@@ -5,11 +5,35 @@
 //! renamed identifier) instead of copying it. The output file is then written with
 //! vectored writes straight from the mapped inputs, so the linker never holds a
 //! second copy of the program in memory.
+//!
+//! The text that comes before the definitions (prototypes, variables, `.file`) is
+//! taken from each module's [`KeptText`] copy, so writing reads each input's pages in
+//! one pass, in order: [`Rope::write_to`] maps a module's pages in just before its
+//! first piece and releases them after its last (docs/performance.md).
 
 use std::io::{self, IoSlice, Write};
 
+use super::pager::{Reader, Run, RunText};
+use crate::input::Bytes;
+use crate::ir::KeptText;
+
 /// Pieces whose source is [`Rope::arena`] rather than an input module.
 const ARENA: u32 = u32::MAX;
+
+/// Set in [`Piece::src`] for bytes of a module's kept copies rather than its source.
+const KEPT: u32 = 1 << 31;
+
+/// What a module's pieces refer to.
+#[derive(Copy, Clone)]
+pub struct ModuleText<'a> {
+    /// The module's source.
+    pub src: &'a [u8],
+    /// Its kept copies ([`crate::ir::Module::kept`]).
+    pub kept: &'a KeptText,
+    /// The loaded source, when the writer may read the text from its file (and
+    /// release the pages it had to read through the mapping).
+    pub pages: Option<&'a Bytes>,
+}
 
 /// How many slices one `writev` call gets (Linux's `IOV_MAX` is 1024).
 const SLICES_PER_WRITE: usize = 1024;
@@ -52,8 +76,14 @@ impl Rope {
 
     /// Appends bytes `lo..hi` of module `module`'s source.
     pub fn push_src(&mut self, module: u32, lo: u32, hi: u32) {
-        debug_assert!(module != ARENA && lo <= hi);
+        debug_assert!(module & KEPT == 0 && lo <= hi);
         self.push(module, u64::from(lo), hi - lo);
+    }
+
+    /// Appends `len` bytes of module `module`'s kept copies, from offset `at`.
+    pub fn push_kept(&mut self, module: u32, at: u32, len: u32) {
+        debug_assert!(module & KEPT == 0);
+        self.push(module | KEPT, u64::from(at), len);
     }
 
     /// Appends new text.
@@ -85,18 +115,18 @@ impl Rope {
         self.pieces.push(Piece { src, len, lo });
     }
 
-    fn slice<'a>(&'a self, p: &Piece, srcs: &[&'a [u8]]) -> &'a [u8] {
-        let bytes = if p.src == ARENA {
-            &self.arena[..]
-        } else {
-            srcs[p.src as usize]
+    fn slice<'a>(&'a self, p: &Piece, srcs: &[ModuleText<'a>]) -> &'a [u8] {
+        let bytes = match p.src {
+            ARENA => &self.arena[..],
+            m if m & KEPT != 0 => &srcs[(m & !KEPT) as usize].kept.text[..],
+            m => srcs[m as usize].src,
         };
         &bytes[p.lo as usize..p.lo as usize + p.len as usize]
     }
 
     /// The output as one buffer (for containers and in-memory links). `srcs[m]` is
-    /// the source of module `m`.
-    pub fn to_vec(&self, srcs: &[&[u8]]) -> Vec<u8> {
+    /// what module `m`'s pieces refer to.
+    pub fn to_vec(&self, srcs: &[ModuleText<'_>]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len as usize);
         for p in &self.pieces {
             out.extend_from_slice(self.slice(p, srcs));
@@ -104,15 +134,81 @@ impl Rope {
         out
     }
 
-    /// Writes the output to `w` with vectored writes, straight from `srcs`.
-    pub fn write_to(&self, srcs: &[&[u8]], w: &mut dyn Write) -> io::Result<()> {
-        let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(SLICES_PER_WRITE);
-        for batch in self.pieces.chunks(SLICES_PER_WRITE) {
+    /// Writes the output to `w` with vectored writes. The text of mapped inputs is
+    /// read run by run (see [`Reader`]) rather than through their mappings.
+    pub fn write_to(&self, srcs: &[ModuleText<'_>], w: &mut dyn Write) -> io::Result<()> {
+        let runs = self.runs(srcs);
+        let starts = runs.iter().map(|r| r.start);
+        let ends = starts.clone().skip(1).chain([self.pieces.len()]);
+        let first = runs.first().map_or(self.pieces.len(), |r| r.start);
+        self.write_pieces(&self.pieces[..first], None, srcs, w)?;
+        Reader::scope(&runs, srcs, |reader| {
+            // Each run's text serves the pieces up to the next run's first piece.
+            for (i, (start, end)) in starts.zip(ends).enumerate() {
+                let text = reader.next_text();
+                let run = Some((&runs[i], &text));
+                self.write_pieces(&self.pieces[start..end], run, srcs, w)?;
+                reader.done(i, &text);
+            }
+            w.flush()
+        })
+    }
+
+    /// Writes `pieces`, those of `run` from its text when it was read.
+    fn write_pieces(
+        &self,
+        pieces: &[Piece],
+        run: Option<(&Run, &RunText)>,
+        srcs: &[ModuleText<'_>],
+        w: &mut dyn Write,
+    ) -> io::Result<()> {
+        let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(pieces.len().min(SLICES_PER_WRITE));
+        for batch in pieces.chunks(SLICES_PER_WRITE) {
             slices.clear();
-            slices.extend(batch.iter().map(|p| IoSlice::new(self.slice(p, srcs))));
+            slices.extend(batch.iter().map(|p| {
+                IoSlice::new(match run {
+                    Some((r, Some(text))) if self.in_run(p, srcs) => {
+                        let at = (p.lo - r.lo) as usize;
+                        &text[at..at + p.len as usize]
+                    }
+                    _ => self.slice(p, srcs),
+                })
+            }));
             write_all_vectored(w, &mut slices)?;
         }
-        w.flush()
+        Ok(())
+    }
+
+    /// True if `p` is part of a [`Run`]: source bytes of a module with a file.
+    fn in_run(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
+        p.src & KEPT == 0
+            && srcs[p.src as usize]
+                .pages
+                .is_some_and(Bytes::is_readable_file)
+    }
+
+    /// The runs of pieces from one mapped module's source, in output order.
+    fn runs(&self, srcs: &[ModuleText<'_>]) -> Vec<Run> {
+        let mut runs: Vec<Run> = Vec::new();
+        for (i, p) in self.pieces.iter().enumerate() {
+            if !self.in_run(p, srcs) {
+                continue;
+            }
+            let (lo, hi) = (p.lo, p.lo + u64::from(p.len));
+            match runs.last_mut() {
+                Some(r) if r.module == p.src => {
+                    r.lo = r.lo.min(lo);
+                    r.hi = r.hi.max(hi);
+                }
+                _ => runs.push(Run {
+                    module: p.src,
+                    start: i,
+                    lo,
+                    hi,
+                }),
+            }
+        }
+        runs
     }
 }
 
@@ -139,6 +235,77 @@ fn write_all_vectored(w: &mut dyn Write, mut bufs: &mut [IoSlice<'_>]) -> io::Re
 mod tests {
     use super::*;
 
+    static NOTHING_KEPT: KeptText = KeptText {
+        text: Vec::new(),
+        spans: Vec::new(),
+    };
+
+    fn texts<'a>(srcs: &[&'a [u8]]) -> Vec<ModuleText<'a>> {
+        srcs.iter()
+            .map(|&src| ModuleText {
+                src,
+                kept: &NOTHING_KEPT,
+                pages: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn kept_copies_and_files_read_again_write_like_the_buffer() {
+        let dir = std::env::temp_dir().join(format!("ptxld-rope-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.ptx");
+        std::fs::write(&path, b"0123456789abcdef").unwrap();
+        // Budget for this file (and any other test reading files meanwhile).
+        crate::input::keep_files_open(64);
+        let open = crate::input::read_path(&path).unwrap();
+        assert!(open.is_readable_file());
+        // Without an open file, the writer reads the mapping.
+        let mapped_only = {
+            // SAFETY: a private read-only mapping of a file no one writes meanwhile.
+            let map = unsafe { memmap2::Mmap::map(&std::fs::File::open(&path).unwrap()) };
+            Bytes::Mapped(map.unwrap(), Box::default(), None)
+        };
+        let mut kept = KeptText::default();
+        kept.keep(open.as_slice(), crate::source::Span::new(10, 13));
+        let other: &[u8] = b"XYZ";
+        for file in [&open, &mapped_only] {
+            let srcs = vec![
+                ModuleText {
+                    src: file.as_slice(),
+                    kept: &kept,
+                    pages: Some(file),
+                },
+                ModuleText {
+                    src: other,
+                    kept: &NOTHING_KEPT,
+                    pages: None,
+                },
+            ];
+            let mut r = Rope::new();
+            let at = kept.offset_of(crate::source::Span::new(11, 13)).unwrap();
+            r.push_kept(0, at, 2); // "bc", from the copy
+            r.push_src(0, 0, 3); // a run of the file
+            r.push_bytes(b"-");
+            r.push_src(0, 4, 5); // the same run, after new text
+            r.push_src(1, 1, 3); // a module without a file
+            r.push_src(0, 14, 16); // the file again (same run: module 1 has no file)
+            let want = b"bc012-4YZef".to_vec();
+            assert_eq!(r.to_vec(&srcs), want);
+            assert_eq!(r.runs(&srcs).len(), usize::from(file.is_readable_file()));
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+                let mut out = Vec::new();
+                pool.unwrap()
+                    .install(|| r.write_to(&srcs, &mut out))
+                    .unwrap();
+                assert_eq!(out, want, "{threads} threads");
+            }
+        }
+        assert_eq!(kept.offset_of(crate::source::Span::new(9, 11)), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn pieces_join_and_write_like_the_buffer() {
         let a: &[u8] = b"hello world";
@@ -151,7 +318,7 @@ mod tests {
         r.push_src(0, 6, 11);
         r.push_src(1, 0, 0); // empty: ignored
         assert_eq!(r.pieces.len(), 4);
-        let srcs = [a, b];
+        let srcs = texts(&[a, b]);
         let want = b"hello big 23world".to_vec();
         assert_eq!(r.to_vec(&srcs), want);
         assert_eq!(r.len(), want.len() as u64);
@@ -169,8 +336,9 @@ mod tests {
             r.push_bytes(b",");
         }
         let mut out = Vec::new();
-        r.write_to(&[src], &mut out).unwrap();
-        assert_eq!(out, r.to_vec(&[src]));
+        let srcs = texts(&[src]);
+        r.write_to(&srcs, &mut out).unwrap();
+        assert_eq!(out, r.to_vec(&srcs));
         assert_eq!(out.len(), 6000);
     }
 }

@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 
 use crate::diag::Diagnostic;
 use crate::emit::name_occurrences;
-use crate::ir::{ItemKind, SymbolKind};
+use crate::ir::{ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
 use super::db::{ModSym, SymbolDb};
@@ -237,7 +237,8 @@ pub(crate) fn write(
 impl Writer<'_, '_> {
     /// Writes `span` of module `mi` with its edits, then `tail` and a newline.
     fn line(&mut self, mi: u32, span: Span, tail: &str) {
-        splice(&mut self.out, mi, span, &self.edits[mi as usize]);
+        let kept = &self.inputs.modules[mi as usize].kept;
+        splice(&mut self.out, mi, span, &self.edits[mi as usize], kept);
         self.out.push_bytes(tail.as_bytes());
         self.out.push_bytes(b"\n");
     }
@@ -258,8 +259,8 @@ impl Writer<'_, '_> {
         let mi = out.origin.module;
         let prefix = Span::new(item.span.lo, first_name);
         let edits = &self.edits[mi as usize];
-        splice(&mut self.out, mi, prefix, edits);
-        splice(&mut self.out, mi, decl.span, edits);
+        splice(&mut self.out, mi, prefix, edits, &m.kept);
+        splice(&mut self.out, mi, decl.span, edits, &m.kept);
         self.out.push_bytes(b";\n");
     }
 
@@ -440,19 +441,25 @@ impl Writer<'_, '_> {
     }
 }
 
-/// Appends `span` of module `mi` to `out`, with `edits` (sorted, disjoint) applied.
-fn splice(out: &mut Rope, mi: u32, span: Span, edits: &[Edit]) {
+/// Appends `span` of module `mi` to `out`, with `edits` (sorted, disjoint) applied:
+/// from the module's kept copy when it has one of the whole span, else from its source.
+fn splice(out: &mut Rope, mi: u32, span: Span, edits: &[Edit], kept: &KeptText) {
+    let copy = kept.offset_of(span);
+    let push = |out: &mut Rope, lo: u32, hi: u32| match copy {
+        Some(at) => out.push_kept(mi, at + (lo - span.lo), hi - lo),
+        None => out.push_src(mi, lo, hi),
+    };
     let mut pos = span.lo;
     let first = edits.partition_point(|(s, _)| s.lo < span.lo);
     for (s, text) in &edits[first..] {
         if s.lo >= span.hi {
             break;
         }
-        out.push_src(mi, pos, s.lo);
+        push(out, pos, s.lo);
         out.push_bytes(text);
         pos = s.hi;
     }
-    out.push_src(mi, pos, span.hi);
+    push(out, pos, span.hi);
 }
 
 /// Numbers the `.file` entries of all modules 1, 2, ...; identical entries (same
@@ -468,7 +475,8 @@ fn number_files(inputs: &Inputs) -> (Vec<FxHashMap<u32, u32>>, Vec<(u32, usize)>
         let mut map = FxHashMap::default();
         for (ii, item) in m.items.iter().enumerate() {
             if let ItemKind::File(f) = &item.kind {
-                let key = &src[f.index_span.hi as usize..item.span.hi as usize];
+                let key = Span::new(f.index_span.hi, item.span.hi);
+                let key = m.kept.slice(key).unwrap_or(&src[key.range()]);
                 let next = by_text.len() as u32 + 1;
                 let new = *by_text.entry(key).or_insert_with(|| {
                     items.push((mi as u32, ii));

@@ -61,6 +61,7 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
         symbols: Vec::new(),
         symbol_names: Vec::new(),
         symbol_name_ends: Vec::new(),
+        kept: Default::default(),
         references: Vec::new(),
         locs,
         calls: Vec::new(),
@@ -69,6 +70,7 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
     };
     resolve::resolve(&mut module, src, &mut diagnostics);
     module.copy_symbol_names(src);
+    module.keep_text(src);
     check_header_order(&module, &mut diagnostics);
     // The module lives until the link ends: give back growth slack.
     module.items.shrink_to_fit();

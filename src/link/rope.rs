@@ -135,7 +135,8 @@ impl Rope {
     }
 
     /// Writes the output to `w` with vectored writes. The text of mapped inputs is
-    /// read run by run (by a helper thread when there are two or more; see `link::pager`) rather than through their mappings.
+    /// read run by run (by a helper thread when there are two or more; see
+    /// `link::pager`) rather than through their mappings.
     pub fn write_to(&self, srcs: &[ModuleText<'_>], w: &mut dyn Write) -> io::Result<()> {
         let runs = self.runs(srcs);
         let starts = runs.iter().map(|r| r.start);

@@ -2,6 +2,7 @@
 //! that bind across modules, and the petgraph graph of references between symbols.
 
 use petgraph::graph::{DiGraph, NodeIndex};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::ir::{ItemKind, Linkage, Module, RefKind, SymbolId, SymbolKind};
@@ -55,9 +56,12 @@ pub(crate) fn is_opaque_var(m: &Module, id: SymbolId) -> bool {
 
 impl<'a> SymbolDb<'a> {
     pub fn build(inputs: &Inputs<'a>) -> SymbolDb<'a> {
-        let mut graph = DiGraph::new();
+        let symbols: usize = inputs.modules.iter().map(|m| m.symbols.len()).sum();
+        let references: usize = inputs.modules.iter().map(|m| m.references.len()).sum();
+        let mut graph = DiGraph::with_capacity(symbols + inputs.modules.len(), references);
         let mut nodes = Vec::with_capacity(inputs.modules.len());
-        let mut index: FxHashMap<&'a [u8], usize> = FxHashMap::default();
+        let mut index: FxHashMap<&'a [u8], usize> =
+            FxHashMap::with_capacity_and_hasher(symbols / 2, Default::default());
         let mut globals: Vec<(&'a [u8], Vec<ModSym>)> = Vec::new();
         for (mi, m) in inputs.modules.iter().enumerate() {
             let mi = mi as u32;
@@ -81,50 +85,19 @@ impl<'a> SymbolDb<'a> {
             graph,
             nodes,
         };
-        for (mi, m) in inputs.modules.iter().enumerate() {
-            db.add_edges(mi as u32, m);
+        // Which symbol each reference comes from is found per module in parallel;
+        // the graph itself is built in order.
+        let edges: Vec<Vec<(Option<SymbolId>, SymbolId, RefKind)>> =
+            inputs.modules.par_iter().map(reference_sources).collect();
+        for (mi, edges) in edges.into_iter().enumerate() {
+            let root = db.graph.add_node(Node::Root(mi as u32));
+            let nodes = &db.nodes[mi];
+            for (from, to, kind) in edges {
+                let from = from.map_or(root, |id| nodes[id.0 as usize]);
+                db.graph.add_edge(from, nodes[to.0 as usize], kind);
+            }
         }
         db
-    }
-
-    fn add_edges(&mut self, mi: u32, m: &Module) {
-        let root = self.graph.add_node(Node::Root(mi));
-        // The symbol that owns each item (for variables, per declarator).
-        let mut owner: FxHashMap<u32, SymbolId> = FxHashMap::default();
-        let mut var_owner: Vec<(crate::source::Span, SymbolId)> = Vec::new();
-        for (id, s) in m.symbols_with_ids() {
-            if matches!(s.kind, SymbolKind::SectionLabel | SymbolKind::BodyName) {
-                continue;
-            }
-            for d in &s.decls {
-                match &m.item(d.item).kind {
-                    ItemKind::Variable(v) => {
-                        var_owner.push((v.declarators[d.declarator as usize].span, id));
-                    }
-                    ItemKind::Function(_) if d.is_definition => {
-                        owner.insert(d.item.0, id);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        for r in &m.references {
-            let from = match &m.item(r.item).kind {
-                ItemKind::Function(_) => owner.get(&r.item.0).copied(),
-                ItemKind::Variable(_) => var_owner
-                    .iter()
-                    .find(|(span, _)| span.lo <= r.span.lo && r.span.hi <= span.hi)
-                    .map(|&(_, id)| id),
-                ItemKind::Alias { .. } => None,
-                _ => None,
-            };
-            let from = match from {
-                Some(id) => self.nodes[mi as usize][id.0 as usize],
-                None => root,
-            };
-            let to = self.nodes[mi as usize][r.symbol.0 as usize];
-            self.graph.add_edge(from, to, r.kind);
-        }
     }
 
     /// True if anything in its module refers to the symbol.
@@ -144,4 +117,42 @@ impl<'a> SymbolDb<'a> {
             Node::Root(_) => None,
         })
     }
+}
+
+/// Each reference of `m` as (referring symbol, or `None` for the module itself;
+/// referenced symbol; kind).
+fn reference_sources(m: &Module) -> Vec<(Option<SymbolId>, SymbolId, RefKind)> {
+    // The symbol that owns each item (for variables, per declarator).
+    let mut owner: FxHashMap<u32, SymbolId> = FxHashMap::default();
+    let mut var_owner: Vec<(crate::source::Span, SymbolId)> = Vec::new();
+    for (id, s) in m.symbols_with_ids() {
+        if matches!(s.kind, SymbolKind::SectionLabel | SymbolKind::BodyName) {
+            continue;
+        }
+        for d in &s.decls {
+            match &m.item(d.item).kind {
+                ItemKind::Variable(v) => {
+                    var_owner.push((v.declarators[d.declarator as usize].span, id));
+                }
+                ItemKind::Function(_) if d.is_definition => {
+                    owner.insert(d.item.0, id);
+                }
+                _ => {}
+            }
+        }
+    }
+    m.references
+        .iter()
+        .map(|r| {
+            let from = match &m.item(r.item).kind {
+                ItemKind::Function(_) => owner.get(&r.item.0).copied(),
+                ItemKind::Variable(_) => var_owner
+                    .iter()
+                    .find(|(span, _)| span.lo <= r.span.lo && r.span.hi <= span.hi)
+                    .map(|&(_, id)| id),
+                _ => None,
+            };
+            (from, r.symbol, r.kind)
+        })
+        .collect()
 }

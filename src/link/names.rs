@@ -10,26 +10,32 @@ use super::report::Inputs;
 use super::resolve::Resolution;
 
 pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
-    let mut used: FxHashSet<Vec<u8>> = FxHashSet::default();
+    // Names as written (borrowed from the modules), and the few made up here.
+    let mut used: FxHashSet<&[u8]> =
+        FxHashSet::with_capacity_and_hasher(res.outs.len(), Default::default());
+    let mut made: FxHashSet<Vec<u8>> = FxHashSet::default();
     for out in res.outs.iter_mut().filter(|o| o.global) {
-        out.name = inputs.name(out.origin).to_vec();
-        used.insert(out.name.clone());
+        let name = inputs.name(out.origin);
+        out.name = name.to_vec();
+        used.insert(name);
     }
     for out in res.outs.iter_mut().filter(|o| !o.global) {
         let name = inputs.name(out.origin);
-        let mut candidate = name.to_vec();
-        if used.contains(&candidate) {
-            candidate =
-                format!("{}$m{}", String::from_utf8_lossy(name), out.origin.module).into_bytes();
-            let base = candidate.clone();
-            let mut k = 1;
-            while used.contains(&candidate) {
-                candidate = base.clone();
-                candidate.extend_from_slice(format!("_{k}").as_bytes());
-                k += 1;
-            }
+        let taken = |c: &[u8]| used.contains(c) || made.contains(c);
+        if !taken(name) {
+            used.insert(name);
+            out.name = name.to_vec();
+            continue;
         }
-        used.insert(candidate.clone());
+        let base = format!("{}$m{}", String::from_utf8_lossy(name), out.origin.module).into_bytes();
+        let mut candidate = base.clone();
+        let mut k = 1;
+        while taken(&candidate) {
+            candidate = base.clone();
+            candidate.extend_from_slice(format!("_{k}").as_bytes());
+            k += 1;
+        }
+        made.insert(candidate.clone());
         out.name = candidate;
     }
 }

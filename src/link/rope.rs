@@ -97,6 +97,16 @@ impl Rope {
         }
     }
 
+    /// Appends `other` (built separately, e.g. in parallel).
+    pub fn append(&mut self, other: Rope) {
+        let base = self.arena.len() as u64;
+        self.arena.extend_from_slice(&other.arena);
+        for p in other.pieces {
+            let lo = if p.src == ARENA { p.lo + base } else { p.lo };
+            self.push(p.src, lo, p.len);
+        }
+    }
+
     fn push(&mut self, src: u32, lo: u64, len: u32) {
         if len == 0 {
             return;
@@ -326,6 +336,25 @@ mod tests {
         let mut out = Vec::new();
         r.write_to(&srcs, &mut out).unwrap();
         assert_eq!(out, want);
+    }
+
+    #[test]
+    fn appending_a_rope_built_apart_is_building_it_in_place() {
+        let build = |r: &mut Rope, k: u32| {
+            r.push_bytes(b"x");
+            r.push_src(0, k, k + 2);
+            r.push_bytes(b"yz");
+        };
+        let (mut whole, mut a, mut b) = (Rope::new(), Rope::new(), Rope::new());
+        build(&mut whole, 0);
+        build(&mut whole, 2);
+        build(&mut a, 0);
+        build(&mut b, 2);
+        a.append(b);
+        assert_eq!(a.pieces, whole.pieces);
+        let srcs = texts(&[b"0123"]);
+        assert_eq!(a.to_vec(&srcs), b"x01yzx23yz");
+        assert_eq!(a.len(), whole.len());
     }
 
     #[test]

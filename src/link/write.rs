@@ -161,33 +161,44 @@ pub(crate) fn write(
     for &o in &var_order {
         w.variable(o as usize);
     }
-    // Definitions, in link order, with the module-scope pragmas between them.
-    for (mi, m) in inputs.modules.iter().enumerate() {
-        let mi = mi as u32;
-        // The symbol each function definition defines.
-        let defined_by: FxHashMap<u32, crate::ir::SymbolId> = m
-            .symbols_with_ids()
-            .filter(|(_, s)| matches!(s.kind, SymbolKind::Function | SymbolKind::Entry))
-            .filter_map(|(id, s)| s.definition().map(|d| (d.item.0, id)))
-            .collect();
-        for (ii, item) in m.items.iter().enumerate() {
-            match &item.kind {
-                ItemKind::Function(f) if f.body.is_some() => {
-                    let Some(&id) = defined_by.get(&(ii as u32)) else {
-                        continue;
-                    };
-                    let me = ModSym { module: mi, id };
-                    let chosen = res
-                        .out_of(me)
-                        .is_some_and(|o| res.outs[o as usize].origin == me && keep(o as usize));
-                    if chosen {
-                        w.line(mi, item.span, "");
+    // Definitions, in link order, with the module-scope pragmas between them; each
+    // module's part is laid out in parallel.
+    let definitions: Vec<Rope> = inputs
+        .modules
+        .par_iter()
+        .enumerate()
+        .map(|(mi, m)| {
+            let mi = mi as u32;
+            let mut out = Rope::new();
+            // The symbol each function definition defines.
+            let defined_by: FxHashMap<u32, crate::ir::SymbolId> = m
+                .symbols_with_ids()
+                .filter(|(_, s)| matches!(s.kind, SymbolKind::Function | SymbolKind::Entry))
+                .filter_map(|(id, s)| s.definition().map(|d| (d.item.0, id)))
+                .collect();
+            for (ii, item) in m.items.iter().enumerate() {
+                match &item.kind {
+                    ItemKind::Function(f) if f.body.is_some() => {
+                        let Some(&id) = defined_by.get(&(ii as u32)) else {
+                            continue;
+                        };
+                        let me = ModSym { module: mi, id };
+                        let chosen = res
+                            .out_of(me)
+                            .is_some_and(|o| res.outs[o as usize].origin == me && keep(o as usize));
+                        if chosen {
+                            line(&mut out, inputs, &w.edits, mi, item.span, "");
+                        }
                     }
+                    ItemKind::Pragma => line(&mut out, inputs, &w.edits, mi, item.span, ""),
+                    _ => {}
                 }
-                ItemKind::Pragma => w.line(mi, item.span, ""),
-                _ => {}
             }
-        }
+            out
+        })
+        .collect();
+    for part in definitions {
+        w.out.append(part);
     }
     // `.alias` directives of the aliases that won.
     for (o, out) in res.outs.iter().enumerate() {
@@ -237,10 +248,7 @@ pub(crate) fn write(
 impl Writer<'_, '_> {
     /// Writes `span` of module `mi` with its edits, then `tail` and a newline.
     fn line(&mut self, mi: u32, span: Span, tail: &str) {
-        let kept = &self.inputs.modules[mi as usize].kept;
-        splice(&mut self.out, mi, span, &self.edits[mi as usize], kept);
-        self.out.push_bytes(tail.as_bytes());
-        self.out.push_bytes(b"\n");
+        line(&mut self.out, self.inputs, &self.edits, mi, span, tail);
     }
 
     fn variable(&mut self, o: usize) {
@@ -439,6 +447,14 @@ impl Writer<'_, '_> {
             }
         }
     }
+}
+
+/// Appends `span` of module `mi` with its edits to `out`, then `tail` and a newline.
+fn line(out: &mut Rope, inputs: &Inputs, edits: &[Vec<Edit>], mi: u32, span: Span, tail: &str) {
+    let kept = &inputs.modules[mi as usize].kept;
+    splice(out, mi, span, &edits[mi as usize], kept);
+    out.push_bytes(tail.as_bytes());
+    out.push_bytes(b"\n");
 }
 
 /// Appends `span` of module `mi` to `out`, with `edits` (sorted, disjoint) applied:

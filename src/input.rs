@@ -96,19 +96,6 @@ impl Bytes {
         false
     }
 
-    /// Maps bytes `lo..hi` of a mapped file into the page table in one call, so that
-    /// reading them takes no page faults. Only a hint: errors (old kernels) are ignored.
-    pub fn populate(&self, lo: usize, hi: usize) {
-        #[cfg(target_os = "linux")]
-        if let Bytes::Mapped(m, ..) = self {
-            let (lo, hi) = (lo.min(m.len()), hi.min(m.len()));
-            if lo < hi {
-                let _ = m.advise_range(memmap2::Advice::PopulateRead, lo, hi - lo);
-            }
-        }
-        let _ = (lo, hi);
-    }
-
     /// Drops a mapped file's pages from this process's resident memory (the page
     /// cache keeps them; touching them again maps them back in). Only a hint.
     pub fn release(&self) {

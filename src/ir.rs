@@ -54,14 +54,15 @@ pub struct Module {
     /// The symbols' names, copied out of the source when parsing ends: symbol `i` is
     /// `symbol_names[symbol_name_ends[i - 1]..symbol_name_ends[i]]`. The linker looks
     /// names up many times after parsing; the copy is a few compact bytes per symbol
-    /// where the source names are scattered over every page of the input, and it is
-    /// what would let the input pages be released after parsing (docs/performance.md).
+    /// where the source names are scattered over every page of the input, and with
+    /// [`Module::kept`] it lets the linker leave the input's pages alone until it
+    /// writes the output (docs/performance.md).
     pub symbol_names: Vec<u8>,
     /// End offsets into [`Module::symbol_names`], one per symbol.
     pub symbol_name_ends: Vec<u32>,
     /// Copies of the text the merged module needs before any definition (function
     /// headers for prototypes, variables, `.file` entries), so that the writer reads
-    /// each input once, in order, and its pages can be released (docs/performance.md).
+    /// each input's source once, in order (docs/performance.md).
     pub kept: KeptText,
     /// Every reference to a module-scope symbol, sorted by span.
     pub references: Vec<Reference>,

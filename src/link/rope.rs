@@ -3,13 +3,14 @@
 //! Almost every output byte is an input byte: the writer records *where* each run of
 //! output comes from (a range of an input file, or a few bytes of new text such as a
 //! renamed identifier) instead of copying it. The output file is then written with
-//! vectored writes straight from the mapped inputs, so the linker never holds a
-//! second copy of the program in memory.
+//! vectored writes from the inputs, so the linker never holds a second copy of the
+//! program in memory.
 //!
 //! The text that comes before the definitions (prototypes, variables, `.file`) is
-//! taken from each module's [`KeptText`] copy, so writing reads each input's pages in
-//! one pass, in order: [`Rope::write_to`] maps a module's pages in just before its
-//! first piece and releases them after its last (docs/performance.md).
+//! taken from each module's [`KeptText`] copy, so the writer needs each input's
+//! source once, in order: [`Rope::write_to`] reads each run of a module's pieces from
+//! its file just before writing them, and drops the text after (`link::pager`;
+//! docs/performance.md).
 
 use std::io::{self, IoSlice, Write};
 

@@ -9,7 +9,9 @@
 //! pool has more than one thread, so that resident memory holds the inputs being
 //! written and no more (docs/performance.md).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
+use std::time::Duration;
 
 use super::rope::ModuleText;
 
@@ -17,8 +19,10 @@ use super::rope::ModuleText;
 /// its pages released after), not from a copy: one run never doubles its memory.
 const MAX_COPY: u64 = 16 << 20;
 
-/// How many runs the helper thread reads ahead of the writer.
-const AHEAD: usize = 32;
+/// How many runs, and how many bytes of text (or one run, if larger), the helper
+/// thread reads ahead of the writer.
+const AHEAD: usize = 64;
+const AHEAD_BYTES: u64 = 16 << 20;
 
 /// Consecutive output pieces from the source of one mapped module.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +69,8 @@ pub(crate) struct Reader<'r, 'a> {
     srcs: &'r [ModuleText<'a>],
     /// Texts read by the helper thread, when there is one.
     ahead: Option<Receiver<RunText>>,
+    /// Bytes read by the helper and not yet written.
+    in_flight: Option<&'r AtomicU64>,
     /// The next run to hand out.
     next: usize,
 }
@@ -83,26 +89,47 @@ impl<'r, 'a> Reader<'r, 'a> {
                 runs,
                 srcs,
                 ahead: None,
+                in_flight: None,
                 next: 0,
             });
         }
         let (tx, rx) = sync_channel(AHEAD);
+        let in_flight = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
         std::thread::scope(|s| {
-            s.spawn(move || {
+            s.spawn(|| {
                 for run in runs {
+                    let len = run.hi - run.lo;
+                    loop {
+                        let held = in_flight.load(Ordering::Acquire);
+                        if held == 0 || held + len <= AHEAD_BYTES {
+                            break;
+                        }
+                        if stop.load(Ordering::Acquire) {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
+                    let text = run.read(srcs, Vec::new());
+                    if let Some(t) = &text {
+                        in_flight.fetch_add(t.len() as u64, Ordering::AcqRel);
+                    }
                     // The writer stopped early (a write failed): stop reading.
-                    if tx.send(run.read(srcs, Vec::new())).is_err() {
+                    if tx.send(text).is_err() {
                         return;
                     }
                 }
             });
             // Dropping the reader (and its receiver) ends the helper early on errors.
-            write(&mut Reader {
+            let result = write(&mut Reader {
                 runs,
                 srcs,
                 ahead: Some(rx),
+                in_flight: Some(&in_flight),
                 next: 0,
-            })
+            });
+            stop.store(true, Ordering::Release);
+            result
         })
     }
 
@@ -118,8 +145,12 @@ impl<'r, 'a> Reader<'r, 'a> {
 
     /// The writer has written run `i`, from `text`.
     pub fn done(&mut self, i: usize, text: &RunText) {
-        if text.is_none() {
-            self.runs[i].written_from_mapping(self.srcs);
+        match (text, self.in_flight) {
+            (None, _) => self.runs[i].written_from_mapping(self.srcs),
+            (Some(t), Some(n)) => {
+                n.fetch_sub(t.len() as u64, Ordering::AcqRel);
+            }
+            (Some(_), None) => {}
         }
     }
 }

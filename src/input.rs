@@ -192,7 +192,7 @@ pub fn check_len(path: &Path, len: u64) -> Result<(), InputError> {
 /// before the process starts threads: it raises the open-file limit to its hard
 /// limit and grows the file descriptor table to hold `expected` more files now,
 /// because growing it while threads run waits for an RCU grace period each time it
-/// doubles (40-80 ms more for 2,310 inputs, measured). Inputs beyond what the limit
+/// doubles (45-80 ms more for 2,310 inputs, measured). Inputs beyond what the limit
 /// allows are simply not kept open. Without this call no file is kept open.
 pub fn keep_files_open(expected: usize) {
     open_files::reserve(expected);

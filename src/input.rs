@@ -25,7 +25,7 @@
 //! # FIFOs
 //!
 //! Opening a FIFO for reading blocks until a program opens it for writing, so a FIFO
-//! nobody writes would hang the link in `open` (as it hangs `cat`). On Linux, inputs
+//! nobody writes would hang the link in `open` (as it hangs `cat`). On Unix, inputs
 //! are therefore opened with `O_NONBLOCK`, which never blocks; for a FIFO one
 //! non-blocking read then tells the cases apart: end of file at once means no program
 //! has the FIFO open for writing and nothing is buffered (an error,
@@ -338,43 +338,17 @@ pub fn read_path_and_metadata(path: &Path) -> Result<(Bytes, Option<Metadata>), 
 }
 
 /// Opening inputs without blocking on a FIFO that has no writer (module documentation).
-/// Needs `O_NONBLOCK` and `fcntl`, whose values std does not export and for which ptxld
-/// takes no `libc` dependency: the numbers are those of Linux on the architectures
-/// listed, where they are the same; elsewhere inputs are opened as before (a FIFO
-/// without a writer blocks in `open`).
-#[cfg(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "arm",
-        target_arch = "aarch64",
-        target_arch = "riscv32",
-        target_arch = "riscv64",
-        target_arch = "powerpc",
-        target_arch = "powerpc64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )
-))]
+#[cfg(unix)]
 mod nonblocking {
-    use std::ffi::c_int;
     use std::fs::{File, Metadata, OpenOptions};
     use std::io::{self, Read};
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     use std::os::unix::io::AsRawFd;
     use std::path::Path;
 
+    use libc::{fcntl, F_GETFL, F_SETFL, O_NONBLOCK};
+
     use super::InputError;
-
-    // <asm-generic/fcntl.h>, shared by every architecture above.
-    const O_NONBLOCK: c_int = 0o4000;
-    const F_GETFL: c_int = 3;
-    const F_SETFL: c_int = 4;
-
-    extern "C" {
-        fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
-    }
 
     /// Opens `path` read-only with `O_NONBLOCK`: never blocks, even on a FIFO without
     /// a writer. For regular files and directories the flag changes nothing.
@@ -432,22 +406,8 @@ mod nonblocking {
     }
 }
 
-/// Elsewhere: a blocking open, as `cat` does (see the Linux version).
-#[cfg(not(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "arm",
-        target_arch = "aarch64",
-        target_arch = "riscv32",
-        target_arch = "riscv64",
-        target_arch = "powerpc",
-        target_arch = "powerpc64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )
-)))]
+/// Elsewhere: a blocking open, as `cat` does (see the Unix version).
+#[cfg(not(unix))]
 mod nonblocking {
     use std::fs::{File, Metadata};
     use std::io;

@@ -335,14 +335,10 @@ fn run(o: Options) -> Result<bool> {
 /// makes every growth step large (measured: 1.31 s -> 0.88 s; docs/performance.md).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn tune_allocator() {
-    extern "C" {
-        fn mallopt(param: i32, value: i32) -> i32;
-    }
-    const M_TOP_PAD: i32 = -2;
     // SAFETY: mallopt only changes allocator tuning; it is called before any thread
     // starts, and a failure (return 0) leaves the defaults in place.
     unsafe {
-        mallopt(M_TOP_PAD, 64 << 20);
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
     }
 }
 

@@ -42,13 +42,13 @@ pub(crate) type RunText = Option<Vec<u8>>;
 impl Run {
     /// Reads the run's range from its file; `None` if it is too large to copy or the
     /// file cannot be read whole (the mapping is used then).
-    fn read(&self, srcs: &[ModuleText<'_>], mut buf: Vec<u8>) -> RunText {
+    fn read(&self, srcs: &[ModuleText<'_>]) -> RunText {
         let pages = srcs[self.module as usize].pages?;
         let len = self.hi - self.lo;
         if len > MAX_COPY {
             return None;
         }
-        buf.resize(len as usize, 0);
+        let mut buf = vec![0; len as usize];
         pages.read_at(self.lo, &mut buf).then_some(buf)
     }
 
@@ -110,7 +110,7 @@ impl<'r, 'a> Reader<'r, 'a> {
                         }
                         std::thread::sleep(Duration::from_micros(50));
                     }
-                    let text = run.read(srcs, Vec::new());
+                    let text = run.read(srcs);
                     if let Some(t) = &text {
                         in_flight.fetch_add(t.len() as u64, Ordering::AcqRel);
                     }
@@ -139,7 +139,7 @@ impl<'r, 'a> Reader<'r, 'a> {
         self.next += 1;
         match &self.ahead {
             Some(rx) => rx.recv().ok().flatten(),
-            None => run.read(self.srcs, Vec::new()),
+            None => run.read(self.srcs),
         }
     }
 

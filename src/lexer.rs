@@ -12,6 +12,8 @@
 use crate::diag::Diagnostic;
 use crate::source::{FileId, Span};
 
+mod compact;
+
 /// What a token is. The token's text is always its span in the source.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -64,6 +66,8 @@ pub struct Lexed {
     pub comments: Vec<Span>,
     /// Lexical errors and warnings, in source order.
     pub errors: Vec<Diagnostic>,
+    /// The `{` of each function body lexed compactly ([`lex_compact_into`]), in order.
+    pub compacted: Vec<u32>,
 }
 
 // Byte classes, looked up through one table so the hot loop does one load per byte.
@@ -118,7 +122,22 @@ pub fn lex(file: FileId, src: &[u8]) -> Lexed {
 
 /// Like [`lex`], reusing `tokens`' allocation (its contents are discarded): a
 /// thread that lexes many files allocates and faults in its token array once.
-pub fn lex_into(file: FileId, src: &[u8], mut tokens: Vec<Token>) -> Lexed {
+pub fn lex_into(file: FileId, src: &[u8], tokens: Vec<Token>) -> Lexed {
+    lex_with(file, src, tokens, false)
+}
+
+/// Like [`lex_into`], but function bodies are lexed compactly where that is exact for
+/// the body walk: an instruction keeps only its opcode, the identifiers among its
+/// operands other than `%`-names, its braces and its `;`. Everything else (labels,
+/// guards, declarations, `.loc`, calls) keeps all its tokens. A body with anything
+/// unusual in it (an error, a string in an operand, a `:` after the opcode) is lexed
+/// in full. [`Lexed::compacted`] lists the bodies that were compacted; the parser
+/// checks that it agrees they are bodies (see `parse::parse_module_compact`).
+pub fn lex_compact_into(file: FileId, src: &[u8], tokens: Vec<Token>) -> Lexed {
+    lex_with(file, src, tokens, true)
+}
+
+fn lex_with(file: FileId, src: &[u8], mut tokens: Vec<Token>, compact: bool) -> Lexed {
     tokens.clear();
     // PTX averages roughly one token per 4-5 bytes.
     tokens.reserve(src.len() / 4 + 16);
@@ -127,6 +146,8 @@ pub fn lex_into(file: FileId, src: &[u8], mut tokens: Vec<Token>) -> Lexed {
         src,
         pos: 0,
         warned_non_ascii: false,
+        compact,
+        depth: 0,
         out: Lexed {
             tokens,
             ..Lexed::default()
@@ -142,6 +163,10 @@ struct Lexer<'a> {
     pos: usize,
     out: Lexed,
     warned_non_ascii: bool,
+    /// Lex function bodies compactly ([`lex_compact_into`]).
+    compact: bool,
+    /// Brace depth at module scope (bodies lexed compactly are not counted).
+    depth: u32,
 }
 
 impl Lexer<'_> {
@@ -178,13 +203,29 @@ impl Lexer<'_> {
             if self.pos >= len {
                 break;
             }
-            self.any_token();
+            match self.src[self.pos] {
+                b'{' => {
+                    if self.compact && self.depth == 0 && self.opens_body() && self.compact_body() {
+                        continue;
+                    }
+                    self.depth += 1;
+                    self.pos += 1;
+                    self.push(TokenKind::Punct, self.pos - 1);
+                }
+                b'}' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    self.pos += 1;
+                    self.push(TokenKind::Punct, self.pos - 1);
+                }
+                _ => self.any_token(),
+            }
         }
     }
 
     /// The hot loop: whitespace, identifiers, directives and one-byte punctuation
     /// (nearly all bytes of real PTX), with the position in a register. Returns at
-    /// the end of input or at the first byte that needs [`Lexer::any_token`].
+    /// the end of input, at a brace (the module-scope depth is counted in
+    /// [`Lexer::run`]) or at the first byte that needs [`Lexer::any_token`].
     fn common_tokens(&mut self) {
         let src = self.src;
         let len = src.len();
@@ -218,7 +259,7 @@ impl Lexer<'_> {
                 TokenKind::Directive
             } else if matches!(
                 b,
-                b',' | b';' | b'[' | b']' | b'{' | b'}' | b'(' | b')' | b'+' | b'-' | b':' | b'@'
+                b',' | b';' | b'[' | b']' | b'(' | b')' | b'+' | b'-' | b':' | b'@'
             ) {
                 pos += 1;
                 TokenKind::Punct

@@ -391,3 +391,66 @@ fn global_definitions_match_ptxas_object_symbols() {
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
+
+/// The module and diagnostics with tokens left out, for comparing a compact parse
+/// with a full one.
+fn without_tokens(mut p: ptxld::parse::Parsed) -> String {
+    p.module.release_tokens();
+    format!("{:#?}\n{:#?}", p.module, p.diagnostics)
+}
+
+fn all_fixture_ptx(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            all_fixture_ptx(&p, out);
+        } else if p.extension().is_some_and(|x| x == "ptx") {
+            out.push(p);
+        }
+    }
+}
+
+/// Compact lexing of bodies (the linker's front end) must build exactly the module a
+/// full parse builds, for valid and invalid input alike: every fixture (real producer
+/// output and the hand-written bad inputs), and every fixture with a body cut short,
+/// its bytes corrupted, or a `%`-name declared at module scope.
+#[test]
+fn compact_parse_builds_the_same_module_as_a_full_parse() {
+    use ptxld::parse::{parse_module_compact, parse_module_into};
+    let mut files = Vec::new();
+    all_fixture_ptx(&root().join("fixtures"), &mut files);
+    files.sort();
+    assert!(files.len() >= 100, "only {} fixtures", files.len());
+    let check = |name: &str, src: &[u8]| {
+        let full = without_tokens(parse_module_into(FileId(0), src, Vec::new()));
+        let compact = without_tokens(parse_module_compact(FileId(0), src, Vec::new()));
+        assert!(full == compact, "{name}: compact parse differs");
+    };
+    let mut compacted = 0;
+    for path in &files {
+        let src = std::fs::read(path).unwrap();
+        let name = path.display().to_string();
+        check(&name, &src);
+        compacted += ptxld::lexer::lex_compact_into(FileId(0), &src, Vec::new())
+            .compacted
+            .len();
+        // Variants that exercise every way back to a full parse.
+        let Some(body) = src.windows(2).position(|w| w == b"\n{") else {
+            continue;
+        };
+        let cut = &src[..body + (src.len() - body) / 2];
+        check(&format!("{name} cut in a body"), cut);
+        let mut bad = src.clone();
+        for i in (body..bad.len()).step_by(997) {
+            bad[i] = [b':', b'"', 0xC3, b'}', b'%'][i % 5];
+        }
+        check(&format!("{name} corrupted"), &bad);
+        let mut percent = src.clone();
+        percent.extend_from_slice(b"\n.global .u32 %r1;\n");
+        check(&format!("{name} with a %-name"), &percent);
+    }
+    assert!(
+        compacted > 500,
+        "only {compacted} bodies were lexed compactly"
+    );
+}

@@ -1,11 +1,12 @@
-//! Lexer + parser + writer on arbitrary bytes: must never panic, and writing the
-//! parsed module back must reproduce the input exactly.
+//! Lexer + parser + writer on arbitrary bytes: must never panic, writing the parsed
+//! module back must reproduce the input exactly, and the linker's compact parse must
+//! build the same module as the full one.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use ptxld::emit::write_module;
 use ptxld::input::Bytes;
-use ptxld::parse::parse_module;
+use ptxld::parse::{parse_module, parse_module_compact, Parsed};
 use ptxld::source::{FileId, SourceFile, SourceMap};
 
 fuzz_target!(|data: &[u8]| {
@@ -23,4 +24,13 @@ fuzz_target!(|data: &[u8]| {
     for d in &parsed.diagnostics {
         let _ = d.render(&map);
     }
+    let without_tokens = |mut p: Parsed| {
+        p.module.release_tokens();
+        format!("{:?}{:?}", p.module, p.diagnostics)
+    };
+    assert_eq!(
+        without_tokens(parsed),
+        without_tokens(parse_module_compact(FileId(0), data, Vec::new())),
+        "compact parse differs"
+    );
 });

@@ -38,7 +38,48 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
         src.len() as u64 <= crate::input::MAX_INPUT_LEN,
         "inputs are length-checked when loaded"
     );
-    let lexed = lexer::lex_into(file, src, tokens);
+    parse_lexed(file, src, lexer::lex_into(file, src, tokens))
+}
+
+/// Like [`parse_module_into`], for consumers that release the tokens right after
+/// parsing (the linker): function bodies are lexed compactly
+/// ([`lexer::lex_compact_into`]), which halves the front end's time. The module is
+/// the same as [`parse_module_into`]'s except for its tokens and token ranges; where
+/// that cannot be shown cheaply (any diagnostic, a compacted `{` the parser did not
+/// take as a body, a module-scope `%`-name that a register could refer to), the
+/// module is parsed again in full.
+pub fn parse_module_compact(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
+    let mut lexed = lexer::lex_compact_into(file, src, tokens);
+    let compacted = std::mem::take(&mut lexed.compacted);
+    let parsed = parse_lexed(file, src, lexed);
+    if compacted.is_empty()
+        || (parsed.diagnostics.is_empty()
+            && bodies_agree(&parsed.module, &compacted)
+            && !declares_percent_name(&parsed.module, src))
+    {
+        return parsed;
+    }
+    parse_module_into(file, src, parsed.module.tokens)
+}
+
+/// True if every compacted `{` opens a function body of `m` (both lists ascend).
+fn bodies_agree(m: &Module, compacted: &[u32]) -> bool {
+    let mut bodies = m.items.iter().filter_map(|i| match &i.kind {
+        crate::ir::ItemKind::Function(f) => f.body.as_ref().map(|b| b.span.lo),
+        _ => None,
+    });
+    compacted.iter().all(|&lo| bodies.any(|b| b == lo))
+}
+
+/// True if a module-scope name starts with `%`, like the registers compact lexing
+/// leaves out.
+fn declares_percent_name(m: &Module, src: &[u8]) -> bool {
+    m.symbols
+        .iter()
+        .any(|s| src[s.name.range()].starts_with(b"%"))
+}
+
+fn parse_lexed(file: FileId, src: &[u8], lexed: lexer::Lexed) -> Parsed {
     let mut diagnostics = lexed.errors;
     let mut header = Header::default();
     let mut locs = Locs::default();

@@ -1,0 +1,469 @@
+//! Compact lexing of function bodies ([`super::lex_compact_into`]).
+//!
+//! Most of a module's bytes are instructions, and the body walk (parse/body.rs) reads
+//! only three things in an instruction's operands: identifiers (possible references
+//! to module-scope symbols), braces and the closing `;`. Registers (`%r1`) can only
+//! name a module-scope symbol in a module that declares a `%`-name, which the parser
+//! checks afterwards. So for an ordinary instruction this lexer pushes the opcode,
+//! the operands' other identifiers, braces and the `;`, and skips the rest without
+//! making tokens of it: about a quarter of the tokens of a body remain.
+//!
+//! Exactness comes first. A statement that is not an ordinary instruction (a label,
+//! declaration, `.loc`, `call`, `shfl`/`vote`, or an instruction with a `:` or a
+//! string in it) is lexed in full, token by token, as the ordinary lexer would. A
+//! body with anything the walk could report (a lexical diagnostic, a stray
+//! statement, the end of input) is given up: everything it pushed is taken back and
+//! the body is lexed in full.
+
+use super::{Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, ID_START, WS};
+
+/// Where a statement or body started, to take back what was pushed after it.
+#[derive(Clone, Copy)]
+struct Mark {
+    pos: usize,
+    tokens: usize,
+    comments: usize,
+    errors: usize,
+    warned_non_ascii: bool,
+}
+
+/// How an instruction's compact lexing ended.
+enum Outcome {
+    /// Lexed compactly up to and including its `;`.
+    Done,
+    /// Needs lexing in full (from the statement's start).
+    Full,
+}
+
+impl Lexer<'_> {
+    fn mark(&self) -> Mark {
+        Mark {
+            pos: self.pos,
+            tokens: self.out.tokens.len(),
+            comments: self.out.comments.len(),
+            errors: self.out.errors.len(),
+            warned_non_ascii: self.warned_non_ascii,
+        }
+    }
+
+    fn reset(&mut self, m: Mark) {
+        self.pos = m.pos;
+        self.out.tokens.truncate(m.tokens);
+        self.out.comments.truncate(m.comments);
+        self.out.errors.truncate(m.errors);
+        self.warned_non_ascii = m.warned_non_ascii;
+    }
+
+    /// At a module-scope `{`: true if it opens a function body, i.e. a `.func` or
+    /// `.entry` directive came since the last module-scope `;` or `}` and the `{` does
+    /// not follow `=` (an initializer). The parser confirms it.
+    pub(super) fn opens_body(&self) -> bool {
+        let src = self.src;
+        let is_punct = |t: &Token, p: u8| t.kind == TokenKind::Punct && t.text(src) == [p];
+        let toks = &self.out.tokens;
+        if toks.last().is_some_and(|t| is_punct(t, b'=')) {
+            return false;
+        }
+        toks.iter()
+            .rev()
+            .take_while(|t| !is_punct(t, b';') && !is_punct(t, b'}'))
+            .any(|t| t.kind == TokenKind::Directive && matches!(t.text(src), b".func" | b".entry"))
+    }
+
+    /// At the `{` of a function body: lexes the body compactly and returns true, or
+    /// returns false having consumed and pushed nothing.
+    pub(super) fn compact_body(&mut self) -> bool {
+        let start = self.mark();
+        if self.body_statements().is_some() && self.out.errors.len() == start.errors {
+            self.out.compacted.push(start.pos as u32);
+            true
+        } else {
+            self.reset(start);
+            false
+        }
+    }
+
+    /// The statements of the body from its `{` to its matching `}`; `None` gives the
+    /// body up.
+    fn body_statements(&mut self) -> Option<()> {
+        self.punct1();
+        let mut depth = 1u32;
+        loop {
+            self.skip_trivia()?;
+            let b = self.src[self.pos];
+            match b {
+                b'{' => {
+                    self.punct1();
+                    depth += 1;
+                }
+                b'}' => {
+                    self.punct1();
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                b';' => self.punct1(),
+                b'.' => self.directive_statement()?,
+                b'@' | b'_' | b'$' => self.instruction_or_label()?,
+                _ if CLASS[b as usize] & ID_START != 0 => self.instruction_or_label()?,
+                _ => return None,
+            }
+        }
+    }
+
+    /// Pushes the one-byte punctuation at the current position.
+    fn punct1(&mut self) {
+        self.pos += 1;
+        self.push(TokenKind::Punct, self.pos - 1);
+    }
+
+    /// Skips whitespace and comments (recording the comments); `None` at the end of
+    /// input.
+    fn skip_trivia(&mut self) -> Option<()> {
+        let src = self.src;
+        loop {
+            while self.pos < src.len() && CLASS[src[self.pos] as usize] & WS != 0 {
+                self.pos += 1;
+            }
+            if self.pos >= src.len() {
+                return None;
+            }
+            if src[self.pos] == b'/' && matches!(self.peek(1), b'/' | b'*') {
+                self.any_token();
+            } else {
+                return Some(());
+            }
+        }
+    }
+
+    /// Lexes the next token in full; `None` at the end of input or a bad token.
+    fn lex_one(&mut self) -> Option<Token> {
+        self.skip_trivia()?;
+        let before = self.out.tokens.len();
+        self.any_token();
+        let t = *self.out.tokens[before..].first()?;
+        (t.kind != TokenKind::Error).then_some(t)
+    }
+
+    /// Lexes in full up to and including the `;` that ends the current statement.
+    fn full_statement(&mut self) -> Option<()> {
+        let mut depth = 0u32;
+        loop {
+            let t = self.lex_one()?;
+            if t.kind == TokenKind::Punct {
+                match t.text(self.src) {
+                    b";" if depth == 0 => return Some(()),
+                    b"{" => depth += 1,
+                    b"}" if depth == 0 => return None,
+                    b"}" => depth -= 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// A statement starting with a directive, lexed in full. Only the directives the
+    /// body walk knows are taken; `.loc` has no `;` and is lexed as `loc_args` reads it.
+    fn directive_statement(&mut self) -> Option<()> {
+        let t = self.lex_one()?;
+        if t.kind != TokenKind::Directive {
+            return None;
+        }
+        let text = t.text(self.src);
+        if text == b".loc" {
+            return self.loc_args();
+        }
+        let known = crate::ir::StateSpace::from_directive(text).is_some()
+            || matches!(
+                text,
+                b".attribute"
+                    | b".align"
+                    | b".pragma"
+                    | b".calltargets"
+                    | b".branchtargets"
+                    | b".callprototype"
+            );
+        if known {
+            self.full_statement()
+        } else {
+            None
+        }
+    }
+
+    /// `F L C {, function_name label [+ N] | , inlined_at F L C}` after `.loc`.
+    fn loc_args(&mut self) -> Option<()> {
+        let int = |lx: &mut Self| lx.lex_one().filter(|t| t.kind == TokenKind::Int);
+        let ident = |lx: &mut Self| lx.lex_one().filter(|t| t.kind == TokenKind::Ident);
+        for _ in 0..3 {
+            int(self)?;
+        }
+        loop {
+            self.skip_trivia()?;
+            if self.src[self.pos] != b',' {
+                return Some(());
+            }
+            self.punct1();
+            let key = ident(self)?;
+            match key.text(self.src) {
+                b"function_name" => {
+                    ident(self)?;
+                    self.skip_trivia()?;
+                    if self.src[self.pos] == b'+' {
+                        self.punct1();
+                        int(self)?;
+                    }
+                }
+                b"inlined_at" => {
+                    for _ in 0..3 {
+                        int(self)?;
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A label (`L:`), or an instruction with an optional guard.
+    fn instruction_or_label(&mut self) -> Option<()> {
+        let start = self.mark();
+        let src = self.src;
+        let guarded = src[self.pos] == b'@';
+        if guarded {
+            self.punct1();
+            self.skip_trivia()?;
+            if src[self.pos] == b'!' {
+                self.punct1();
+            }
+            let guard = self.lex_one()?;
+            if guard.kind != TokenKind::Ident {
+                return None;
+            }
+            self.skip_trivia()?;
+            let b = src[self.pos];
+            if CLASS[b as usize] & ID_START == 0 && !matches!(b, b'_' | b'$') {
+                self.reset(start);
+                return self.full_statement();
+            }
+        }
+        let lo = self.pos;
+        self.pos += 1;
+        self.eat_while(FOLLOW);
+        let opcode = Token {
+            kind: TokenKind::Ident,
+            lo: lo as u32,
+            hi: self.pos as u32,
+        };
+        self.skip_trivia()?;
+        if src[self.pos] == b':' {
+            if guarded {
+                self.reset(start);
+                return self.full_statement();
+            }
+            self.out.tokens.push(opcode);
+            self.punct1();
+            return Some(());
+        }
+        // `call` and `shfl`/`vote` are read further by the walk; keep all their tokens.
+        if matches!(opcode.text(src), b"call" | b"shfl" | b"vote") {
+            self.reset(start);
+            return self.full_statement();
+        }
+        self.out.tokens.push(opcode);
+        match self.operands()? {
+            Outcome::Done => Some(()),
+            Outcome::Full => {
+                self.reset(start);
+                self.full_statement()
+            }
+        }
+    }
+
+    /// An instruction's modifiers and operands, through its `;`, keeping only
+    /// identifiers other than `%`-names, braces and the `;`. The position stays in a
+    /// register: this loop sees most of a module's bytes.
+    fn operands(&mut self) -> Option<Outcome> {
+        let src = self.src;
+        let len = src.len();
+        let follows = |i: usize| i < len && CLASS[src[i] as usize] & FOLLOW != 0;
+        let mut depth = 0u32;
+        let mut pos = self.pos;
+        let outcome = loop {
+            if pos >= len {
+                return None;
+            }
+            let b = src[pos];
+            let class = CLASS[b as usize];
+            if class & WS != 0 {
+                pos += 1;
+            } else if b == b'%' && follows(pos + 1) {
+                pos += 2;
+                while follows(pos) {
+                    pos += 1;
+                }
+            } else if class & ID_START != 0 || matches!(b, b'_' | b'$') {
+                let lo = pos;
+                pos += 1;
+                while follows(pos) {
+                    pos += 1;
+                }
+                self.out.tokens.push(Token {
+                    kind: TokenKind::Ident,
+                    lo: lo as u32,
+                    hi: pos as u32,
+                });
+            } else if b == b'.' && follows(pos + 1) && CLASS[src[pos + 1] as usize] & DIGIT == 0 {
+                // A modifier (`.u32`) or a vector component (`%tid.x`).
+                pos += 2;
+                while follows(pos) {
+                    pos += 1;
+                }
+            } else if class & DIGIT != 0 {
+                // A plain decimal ends at a byte that cannot continue any literal;
+                // anything else goes through the ordinary literal lexer, which decides
+                // where it ends and whether it is valid (its token is then dropped).
+                let mut end = pos + 1;
+                while end < len && CLASS[src[end] as usize] & DIGIT != 0 {
+                    end += 1;
+                }
+                let plain = (b != b'0' || end == pos + 1)
+                    && (end == len || !follows(end) && src[end] != b'.');
+                if plain {
+                    pos = end;
+                } else {
+                    let (tokens, errors) = (self.out.tokens.len(), self.out.errors.len());
+                    self.pos = pos;
+                    self.number();
+                    pos = self.pos;
+                    self.out.tokens.truncate(tokens);
+                    if self.out.errors.len() != errors {
+                        break Outcome::Full;
+                    }
+                }
+            } else {
+                match b {
+                    b';' if depth == 0 => {
+                        pos += 1;
+                        self.out.tokens.push(Token {
+                            kind: TokenKind::Punct,
+                            lo: pos as u32 - 1,
+                            hi: pos as u32,
+                        });
+                        break Outcome::Done;
+                    }
+                    b'{' | b'}' => {
+                        if b == b'{' {
+                            depth += 1;
+                        } else if depth > 0 {
+                            depth -= 1;
+                        } else {
+                            break Outcome::Full;
+                        }
+                        pos += 1;
+                        self.out.tokens.push(Token {
+                            kind: TokenKind::Punct,
+                            lo: pos as u32 - 1,
+                            hi: pos as u32,
+                        });
+                    }
+                    b'/' if pos + 1 < len && matches!(src[pos + 1], b'/' | b'*') => {
+                        self.pos = pos;
+                        self.any_token();
+                        pos = self.pos;
+                    }
+                    b',' | b'[' | b']' | b'+' | b'-' | b'(' | b')' | b'!' | b'*' | b'/' | b'|'
+                    | b'&' | b'^' | b'~' | b'<' | b'>' | b'=' | b'?' | b'@' => pos += 1,
+                    // `:`, strings, a lone `%`, `.5`, `;` inside braces, bytes outside
+                    // PTX's alphabet.
+                    _ => break Outcome::Full,
+                }
+            }
+        };
+        self.pos = pos;
+        Some(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lexer::{lex_compact_into, lex_into};
+    use crate::source::FileId;
+
+    fn texts(src: &str, compact: bool) -> (Vec<String>, usize) {
+        let l = if compact {
+            lex_compact_into(FileId(0), src.as_bytes(), Vec::new())
+        } else {
+            lex_into(FileId(0), src.as_bytes(), Vec::new())
+        };
+        let toks = l
+            .tokens
+            .iter()
+            .map(|t| String::from_utf8_lossy(t.text(src.as_bytes())).into_owned())
+            .collect();
+        (toks, l.compacted.len())
+    }
+
+    const HEAD: &str = ".visible .func (.param .b32 r) f(.param .b32 p)\n";
+
+    #[test]
+    fn instructions_keep_opcode_names_braces_and_semicolon() {
+        let body = "{\n .reg .b32 %r<3>;\n ld.param.u32 %r1, [p+4]; // c\n@!%p1 bra $L1;\n$L1:\n mov.b64 {%r1, %r2}, g;\n}";
+        let (toks, n) = texts(&format!("{HEAD}{body}"), true);
+        assert_eq!(n, 1);
+        let body_toks = &toks[toks.iter().position(|t| t == "{").unwrap()..];
+        let want = [
+            "{", ".reg", ".b32", "%r", "<", "3", ">", ";", // declarations in full
+            "ld", "p", ";", // `%r1`, `.param.u32`, `[`, `+4`, `]` left out
+            "@", "!", "%p1", "bra", "$L1", ";", // the guard in full
+            "$L1", ":", // a label
+            "mov", "{", "}", "g", ";", "}",
+        ];
+        assert_eq!(body_toks, want);
+    }
+
+    #[test]
+    fn calls_strings_and_colons_keep_every_token() {
+        for stmt in [
+            "call.uni (r), f, (p);",
+            "ld.global.L2::128B.u32 %r1, [g];",
+            "shfl.sync.idx.b32 %r1, %r2, 0, 31, -1;",
+            "mov.u32 %r1, 0x1F;",
+        ] {
+            let src = format!("{HEAD}{{\n{stmt}\n}}");
+            let (full, _) = texts(&src, false);
+            let (compact, n) = texts(&src, true);
+            assert_eq!(n, 1, "{stmt}");
+            if stmt.starts_with("mov") {
+                // A hex literal goes through the literal lexer and is then left out.
+                assert_eq!(compact.len(), full.len() - 4, "{stmt}: {compact:?}");
+            } else {
+                assert_eq!(compact, full, "{stmt}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_body_with_anything_doubtful_is_lexed_in_full() {
+        for body in [
+            "{ mov.u32 %r1, 08; }", // a bad literal: the diagnostic is the full lexer's
+            "{ mov.u32 %r1, %r2 }", // no `;` before the `}`
+            "{ mov.u32 %r1, %r2;",  // the input ends in the body
+            "{ .file 1 \"a.cu\" }", // a directive bodies do not have
+            "{ 5: mov.u32 %r1, %r2; }", // a statement starting with a number
+            "{ mov.u32 %r1, \u{e9}; }", // a byte outside PTX's alphabet
+        ] {
+            let src = format!("{HEAD}{body}");
+            let (full, _) = texts(&src, false);
+            let (compact, n) = texts(&src, true);
+            assert_eq!(n, 0, "{body}");
+            assert_eq!(compact, full, "{body}");
+        }
+    }
+
+    #[test]
+    fn only_function_bodies_are_compacted() {
+        let src = ".global .u32 a[2] = {1, 2};\n.section .debug_info { .b32 1 }\n.entry k { ret; }";
+        let (_, n) = texts(src, true);
+        assert_eq!(n, 1);
+    }
+}

@@ -14,7 +14,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::input::{read_path, Bytes};
 use crate::ir::Module;
 use crate::lexer::Token;
-use crate::parse::{parse_module, parse_module_compact, Parsed};
+use crate::parse::{parse_module, parse_module_deferred, Parsed};
 use crate::source::{FileId, SourceFile, SourceMap};
 
 /// Parsed inputs: the source map, one module per loaded file (in input order), and
@@ -149,7 +149,7 @@ thread_local! {
 /// Parses a file and releases its tokens into this thread's reusable array (the
 /// linker needs the module structure, not the tokens).
 fn parse_reusing_tokens(id: FileId, src: &[u8]) -> Parsed {
-    let mut p = parse_module_compact(id, src, TOKENS.take());
+    let mut p = parse_module_deferred(id, src, TOKENS.take());
     TOKENS.set(std::mem::take(&mut p.module.tokens));
     p.module.release_tokens();
     p

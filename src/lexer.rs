@@ -66,7 +66,7 @@ pub struct Lexed {
     pub comments: Vec<Span>,
     /// Lexical errors and warnings, in source order.
     pub errors: Vec<Diagnostic>,
-    /// The `{` of each function body lexed compactly ([`lex_compact_into`]), in order.
+    /// The `{` of each function body not lexed in full ([`lex_bodies_into`]), in order.
     pub compacted: Vec<u32>,
 }
 
@@ -123,36 +123,50 @@ pub fn lex(file: FileId, src: &[u8]) -> Lexed {
 /// Like [`lex`], reusing `tokens`' allocation (its contents are discarded): a
 /// thread that lexes many files allocates and faults in its token array once.
 pub fn lex_into(file: FileId, src: &[u8], tokens: Vec<Token>) -> Lexed {
-    lex_with(file, src, tokens, false)
+    lex_with(file, src, tokens, Bodies::Full)
 }
 
-/// Like [`lex_into`], but function bodies are lexed compactly where that is exact for
-/// the body walk: an instruction keeps only its opcode, the identifiers among its
-/// operands other than `%`-names, its braces and its `;`. Everything else (labels,
-/// guards, declarations, `.loc`, calls) keeps all its tokens. A body with anything
-/// unusual in it (an error, a string in an operand, a `:` after the opcode) is lexed
-/// in full. [`Lexed::compacted`] lists the bodies that were compacted; the parser
-/// checks that it agrees they are bodies (see `parse::parse_module_compact`).
-pub fn lex_compact_into(file: FileId, src: &[u8], tokens: Vec<Token>) -> Lexed {
-    lex_with(file, src, tokens, true)
+/// How the lexer treats function bodies.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Bodies {
+    /// Every token.
+    Full,
+    /// Compactly where that is exact for the body walk (see `lexer/compact.rs`): an
+    /// instruction keeps only its opcode, the identifiers among its operands other
+    /// than `%`-names, its braces and its `;`; everything else keeps all its tokens.
+    Compact,
+    /// Not at all: a body becomes its `{` and `}` tokens, found by matching braces
+    /// outside comments and strings; [`lex_body`] lexes it later. A module's tokens
+    /// are then those of its declarations only.
+    Deferred,
 }
 
-fn lex_with(file: FileId, src: &[u8], mut tokens: Vec<Token>, compact: bool) -> Lexed {
-    tokens.clear();
+/// Like [`lex_into`], with function bodies treated as `bodies` says.
+/// [`Lexed::compacted`] lists the bodies that were not lexed in full; the parser
+/// checks that it agrees they are bodies (see `parse::parse_module_deferred`).
+pub fn lex_bodies_into(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bodies) -> Lexed {
+    lex_with(file, src, tokens, bodies)
+}
+
+/// Lexes the function body whose `{` is at `lo` (one a [`Bodies::Deferred`] lexing
+/// left out) into `tokens`: compactly if that is exact, in full otherwise. Returns
+/// the tokens, comments and diagnostics, and the position after the body's `}` (the
+/// end of input if it has none).
+pub fn lex_body(file: FileId, src: &[u8], lo: usize, tokens: Vec<Token>) -> (Lexed, usize) {
+    let mut lx = Lexer::new(file, src, tokens, Bodies::Compact);
+    lx.pos = lo;
+    if !lx.compact_body() {
+        lx.full_body();
+    }
+    let end = lx.pos;
+    (lx.out, end)
+}
+
+fn lex_with(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bodies) -> Lexed {
+    let mut lx = Lexer::new(file, src, tokens, bodies);
     // PTX averages roughly one token per 4-5 bytes.
-    tokens.reserve(src.len() / 4 + 16);
-    let mut lx = Lexer {
-        file,
-        src,
-        pos: 0,
-        warned_non_ascii: false,
-        compact,
-        depth: 0,
-        out: Lexed {
-            tokens,
-            ..Lexed::default()
-        },
-    };
+    let per_token = if bodies == Bodies::Deferred { 32 } else { 4 };
+    lx.out.tokens.reserve(src.len() / per_token + 16);
     lx.run();
     lx.out
 }
@@ -163,13 +177,29 @@ struct Lexer<'a> {
     pos: usize,
     out: Lexed,
     warned_non_ascii: bool,
-    /// Lex function bodies compactly ([`lex_compact_into`]).
-    compact: bool,
+    /// What to do with function bodies.
+    bodies: Bodies,
     /// Brace depth at module scope (bodies lexed compactly are not counted).
     depth: u32,
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
+    fn new(file: FileId, src: &'a [u8], mut tokens: Vec<Token>, bodies: Bodies) -> Self {
+        tokens.clear();
+        Lexer {
+            file,
+            src,
+            pos: 0,
+            warned_non_ascii: false,
+            bodies,
+            depth: 0,
+            out: Lexed {
+                tokens,
+                ..Lexed::default()
+            },
+        }
+    }
+
     fn peek(&self, ahead: usize) -> u8 {
         self.src.get(self.pos + ahead).copied().unwrap_or(0)
     }
@@ -205,8 +235,14 @@ impl Lexer<'_> {
             }
             match self.src[self.pos] {
                 b'{' => {
-                    if self.compact && self.depth == 0 && self.opens_body() && self.compact_body() {
-                        continue;
+                    if self.bodies != Bodies::Full && self.depth == 0 && self.opens_body() {
+                        let done = match self.bodies {
+                            Bodies::Compact => self.compact_body(),
+                            _ => self.defer_body(),
+                        };
+                        if done {
+                            continue;
+                        }
                     }
                     self.depth += 1;
                     self.pos += 1;

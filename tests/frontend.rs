@@ -416,14 +416,14 @@ fn all_fixture_ptx(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// its bytes corrupted, or a `%`-name declared at module scope.
 #[test]
 fn compact_parse_builds_the_same_module_as_a_full_parse() {
-    use ptxld::parse::{parse_module_compact, parse_module_into};
+    use ptxld::parse::{parse_module_deferred, parse_module_into};
     let mut files = Vec::new();
     all_fixture_ptx(&root().join("fixtures"), &mut files);
     files.sort();
     assert!(files.len() >= 100, "only {} fixtures", files.len());
     let check = |name: &str, src: &[u8]| {
         let full = without_tokens(parse_module_into(FileId(0), src, Vec::new()));
-        let compact = without_tokens(parse_module_compact(FileId(0), src, Vec::new()));
+        let compact = without_tokens(parse_module_deferred(FileId(0), src, Vec::new()));
         assert!(full == compact, "{name}: compact parse differs");
     };
     let mut compacted = 0;
@@ -431,9 +431,14 @@ fn compact_parse_builds_the_same_module_as_a_full_parse() {
         let src = std::fs::read(path).unwrap();
         let name = path.display().to_string();
         check(&name, &src);
-        compacted += ptxld::lexer::lex_compact_into(FileId(0), &src, Vec::new())
-            .compacted
-            .len();
+        compacted += ptxld::lexer::lex_bodies_into(
+            FileId(0),
+            &src,
+            Vec::new(),
+            ptxld::lexer::Bodies::Deferred,
+        )
+        .compacted
+        .len();
         // Variants that exercise every way back to a full parse.
         let Some(body) = src.windows(2).position(|w| w == b"\n{") else {
             continue;

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use ptxld::emit::write_module;
 use ptxld::input::Bytes;
-use ptxld::parse::{parse_module, parse_module_compact, Parsed};
+use ptxld::parse::{parse_module, parse_module_deferred, Parsed};
 use ptxld::source::{FileId, SourceFile, SourceMap};
 
 fuzz_target!(|data: &[u8]| {
@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(
         without_tokens(parsed),
-        without_tokens(parse_module_compact(FileId(0), data, Vec::new())),
+        without_tokens(parse_module_deferred(FileId(0), data, Vec::new())),
         "compact parse differs"
     );
 });

@@ -1,4 +1,4 @@
-//! Compact lexing of function bodies ([`super::lex_compact_into`]).
+//! Function bodies lexed compactly or later ([`super::Bodies`]).
 //!
 //! Most of a module's bytes are instructions, and the body walk (parse/body.rs) reads
 //! only three things in an instruction's operands: identifiers (possible references
@@ -15,7 +15,63 @@
 //! statement, the end of input) is given up: everything it pushed is taken back and
 //! the body is lexed in full.
 
-use super::{Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, ID_START, WS};
+use super::{memchr_newline, Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, ID_START, WS};
+
+/// The position of the first byte at or after `pos` that [`SKIP`] marks, or
+/// `src.len()`. Sixteen bytes at a time with SSE2 (part of every x86-64 CPU): most
+/// of a body is skipped here.
+#[cfg(target_arch = "x86_64")]
+fn next_skip_byte(src: &[u8], mut pos: usize) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is in the x86-64 baseline; every load reads 16 bytes inside `src`
+    // (`pos + 16 <= src.len()`), unaligned loads are allowed.
+    unsafe {
+        let [open, close, slash, quote, nul] =
+            [b'{', b'}', b'/', b'"', 0].map(|b| _mm_set1_epi8(b as i8));
+        while pos + 16 <= src.len() {
+            let v = _mm_loadu_si128(src.as_ptr().add(pos) as *const __m128i);
+            let hits = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(v, close)),
+                _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(v, slash), _mm_cmpeq_epi8(v, quote)),
+                    _mm_cmpeq_epi8(v, nul),
+                ),
+            );
+            let mask = _mm_movemask_epi8(hits) as u32;
+            if mask != 0 {
+                return pos + mask.trailing_zeros() as usize;
+            }
+            pos += 16;
+        }
+    }
+    next_skip_byte_scalar(src, pos)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn next_skip_byte(src: &[u8], pos: usize) -> usize {
+    next_skip_byte_scalar(src, pos)
+}
+
+fn next_skip_byte_scalar(src: &[u8], pos: usize) -> usize {
+    src[pos..]
+        .iter()
+        .position(|&b| SKIP[b as usize] != 0)
+        .map_or(src.len(), |i| pos + i)
+}
+
+/// The bytes that matter when skipping a body: braces, comment and string starts,
+/// and NUL (where lexing stops).
+static SKIP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'{' as usize] = 1;
+    t[b'}' as usize] = 1;
+    t[b'/' as usize] = 1;
+    t[b'"' as usize] = 1;
+    t[0] = 1;
+    t
+};
 
 /// Where a statement or body started, to take back what was pushed after it.
 #[derive(Clone, Copy)]
@@ -80,6 +136,85 @@ impl Lexer<'_> {
         } else {
             self.reset(start);
             false
+        }
+    }
+
+    /// At the `{` of a function body: skips to after its matching `}` outside
+    /// comments and strings, pushing only the two braces. Returns false, having
+    /// consumed and pushed nothing, if the body never closes or has a NUL in it.
+    pub(super) fn defer_body(&mut self) -> bool {
+        let src = self.src;
+        let lo = self.pos;
+        let mut pos = lo + 1;
+        let mut depth = 1u32;
+        while pos < src.len() {
+            pos = next_skip_byte(src, pos);
+            let Some(&b) = src.get(pos) else { break };
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.pos = lo + 1;
+                        self.push(TokenKind::Punct, lo);
+                        self.pos = pos + 1;
+                        self.push(TokenKind::Punct, pos);
+                        self.out.compacted.push(lo as u32);
+                        return true;
+                    }
+                }
+                b'/' if src.get(pos + 1) == Some(&b'/') => {
+                    pos = memchr_newline(&src[pos..]).map_or(src.len(), |i| pos + i);
+                    continue;
+                }
+                b'/' if src.get(pos + 1) == Some(&b'*') => {
+                    match src[pos + 2..].windows(2).position(|w| w == b"*/") {
+                        Some(i) => pos += 2 + i + 2,
+                        None => return false,
+                    }
+                    continue;
+                }
+                // As [`Lexer::string`]: a string ends at its quote or, unterminated,
+                // before the end of its line.
+                b'"' => {
+                    pos += 1;
+                    while pos < src.len() && !matches!(src[pos], b'"' | b'\n') {
+                        pos += if src[pos] == b'\\' { 2 } else { 1 };
+                    }
+                    if src.get(pos) != Some(&b'"') {
+                        continue;
+                    }
+                }
+                b'/' => {}
+                _ => return false, // NUL: the lexer stops there.
+            }
+            pos += 1;
+        }
+        false
+    }
+
+    /// Lexes in full from the `{` at the current position through its matching `}`
+    /// (or to the end of input).
+    pub(super) fn full_body(&mut self) {
+        let mut depth = 0u32;
+        while self.pos < self.src.len() {
+            let before = self.out.tokens.len();
+            self.any_token();
+            let Some(t) = self.out.tokens.get(before).copied() else {
+                continue;
+            };
+            if t.kind == TokenKind::Punct {
+                match t.text(self.src) {
+                    b"{" => depth += 1,
+                    b"}" => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return;
+                        }
+                    }
+                    _ => {}
+                }
+            }
         }
     }
 
@@ -386,15 +521,16 @@ impl Lexer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::lexer::{lex_compact_into, lex_into};
+    use crate::lexer::{lex_bodies_into, Bodies};
     use crate::source::FileId;
 
     fn texts(src: &str, compact: bool) -> (Vec<String>, usize) {
-        let l = if compact {
-            lex_compact_into(FileId(0), src.as_bytes(), Vec::new())
+        let bodies = if compact {
+            Bodies::Compact
         } else {
-            lex_into(FileId(0), src.as_bytes(), Vec::new())
+            Bodies::Full
         };
+        let l = lex_bodies_into(FileId(0), src.as_bytes(), Vec::new(), bodies);
         let toks = l
             .tokens
             .iter()

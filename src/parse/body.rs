@@ -14,7 +14,7 @@ use super::items::{loc_args, pragma};
 use super::resolve::Names;
 use crate::diag::Diagnostic;
 use crate::ir::{
-    Body, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace, SymbolId,
+    CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace, SymbolId,
 };
 use crate::lexer::{Token, TokenKind};
 use crate::source::{FileId, Span};
@@ -24,8 +24,10 @@ use crate::source::{FileId, Span};
 pub(crate) type BodyNames<'s> = FxHashMap<&'s [u8], (ItemId, Span)>;
 
 /// The state of one body walk.
-struct Walker<'s, 'r> {
-    c: Cursor<'s>,
+struct Walker<'s, 'r, 't> {
+    /// Over the body's tokens, which may live shorter than the source text.
+    c: Cursor<'t>,
+    src: &'s [u8],
     names: &'r Names<'s>,
     item: ItemId,
     /// Module-scope symbols shadowed here, with the block depth that declared them.
@@ -33,7 +35,8 @@ struct Walker<'s, 'r> {
     shadows: Vec<(SymbolId, u32)>,
     depth: u32,
     refs: &'r mut Vec<Reference>,
-    body_names: &'r mut BodyNames<'s>,
+    /// `None` when no debug section could refer into a body.
+    body_names: Option<&'r mut BodyNames<'s>>,
     locs: &'r mut Locs,
     calls: &'r mut Vec<CallSite>,
     local_params: &'r mut Vec<LocalParam>,
@@ -42,12 +45,11 @@ struct Walker<'s, 'r> {
 
 /// Where the walk of one body reads from and writes to.
 pub(crate) struct BodyCtx<'s, 'r> {
-    pub tokens: &'s [Token],
     pub src: &'s [u8],
     pub file: FileId,
     pub names: &'r Names<'s>,
     pub refs: &'r mut Vec<Reference>,
-    pub body_names: &'r mut BodyNames<'s>,
+    pub body_names: Option<&'r mut BodyNames<'s>>,
     pub locs: &'r mut Locs,
     pub calls: &'r mut Vec<CallSite>,
     pub local_params: &'r mut Vec<LocalParam>,
@@ -55,17 +57,18 @@ pub(crate) struct BodyCtx<'s, 'r> {
     pub errors: &'r mut Vec<Diagnostic>,
 }
 
-pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl, body: &Body) {
-    let toks = &cx.tokens[body.tokens.range()];
+/// Walks the body whose tokens are `toks` (from its `{` through its `}`).
+pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl, toks: &[Token]) {
     let src = cx.src;
     let mut w = Walker {
         c: Cursor::new(cx.file, src, toks),
+        src,
         names: cx.names,
         item,
         shadows: Vec::new(),
         depth: 0,
         refs: cx.refs,
-        body_names: cx.body_names,
+        body_names: cx.body_names.as_deref_mut(),
         locs: cx.locs,
         calls: cx.calls,
         local_params: cx.local_params,
@@ -90,7 +93,7 @@ pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl,
     cx.errors.append(&mut w.c.errors);
 }
 
-impl<'s> Walker<'s, '_> {
+impl<'s> Walker<'s, '_, '_> {
     fn shadow(&mut self, name: &[u8], depth: u32) {
         if let Some(id) = self.names.get(name) {
             self.shadows.push((id, depth));
@@ -100,10 +103,10 @@ impl<'s> Walker<'s, '_> {
     /// A name defined in the body at `depth`: it shadows a module-scope symbol of the
     /// same name and may be named by a debug section.
     fn define(&mut self, name: Token, depth: u32) {
-        let text = self.c.text(name);
-        self.body_names
-            .entry(text)
-            .or_insert((self.item, name.span()));
+        let text = &self.src[name.span().range()];
+        if let Some(body_names) = self.body_names.as_deref_mut() {
+            body_names.entry(text).or_insert((self.item, name.span()));
+        }
         self.shadow(text, depth);
     }
 

@@ -38,23 +38,26 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
         src.len() as u64 <= crate::input::MAX_INPUT_LEN,
         "inputs are length-checked when loaded"
     );
-    parse_lexed(file, src, lexer::lex_into(file, src, tokens))
+    parse_lexed(file, src, lexer::lex_into(file, src, tokens), &[]).0
 }
 
 /// Like [`parse_module_into`], for consumers that release the tokens right after
-/// parsing (the linker): function bodies are lexed compactly
-/// ([`lexer::lex_compact_into`]), which halves the front end's time. The module is
-/// the same as [`parse_module_into`]'s except for its tokens and token ranges; where
-/// that cannot be shown cheaply (any diagnostic, a compacted `{` the parser did not
-/// take as a body, a module-scope `%`-name that a register could refer to), the
-/// module is parsed again in full.
-pub fn parse_module_compact(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
-    let mut lexed = lexer::lex_compact_into(file, src, tokens);
-    let compacted = std::mem::take(&mut lexed.compacted);
-    let parsed = parse_lexed(file, src, lexed);
-    if compacted.is_empty()
-        || (parsed.diagnostics.is_empty()
-            && bodies_agree(&parsed.module, &compacted)
+/// parsing (the linker). Function bodies are skipped when the module is lexed and
+/// lexed one at a time, compactly, when they are walked
+/// ([`lexer::Bodies::Deferred`]): the token array holds only the declarations, and
+/// the front end takes about half the time. The module is the same as
+/// [`parse_module_into`]'s except for its tokens and token ranges; where that cannot
+/// be shown cheaply (any diagnostic, a skipped `{` the parser did not take as a body,
+/// a `%`-name at module scope that a register could refer to), the module is parsed
+/// again in full.
+pub fn parse_module_deferred(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
+    let mut lexed = lexer::lex_bodies_into(file, src, tokens, lexer::Bodies::Deferred);
+    let deferred = std::mem::take(&mut lexed.compacted);
+    let (parsed, exact) = parse_lexed(file, src, lexed, &deferred);
+    if deferred.is_empty()
+        || (exact
+            && parsed.diagnostics.is_empty()
+            && bodies_agree(&parsed.module, &deferred)
             && !declares_percent_name(&parsed.module, src))
     {
         return parsed;
@@ -62,24 +65,29 @@ pub fn parse_module_compact(file: FileId, src: &[u8], tokens: Vec<lexer::Token>)
     parse_module_into(file, src, parsed.module.tokens)
 }
 
-/// True if every compacted `{` opens a function body of `m` (both lists ascend).
-fn bodies_agree(m: &Module, compacted: &[u32]) -> bool {
+/// True if every deferred `{` opens a function body of `m` (both lists ascend).
+fn bodies_agree(m: &Module, deferred: &[u32]) -> bool {
     let mut bodies = m.items.iter().filter_map(|i| match &i.kind {
         crate::ir::ItemKind::Function(f) => f.body.as_ref().map(|b| b.span.lo),
         _ => None,
     });
-    compacted.iter().all(|&lo| bodies.any(|b| b == lo))
+    deferred.iter().all(|&lo| bodies.any(|b| b == lo))
 }
 
-/// True if a module-scope name starts with `%`, like the registers compact lexing
-/// leaves out.
+/// True if a module-scope name, or a name a debug section refers to, starts with `%`
+/// like the registers that compact lexing leaves out.
 fn declares_percent_name(m: &Module, src: &[u8]) -> bool {
-    m.symbols
-        .iter()
-        .any(|s| src[s.name.range()].starts_with(b"%"))
+    let percent = |s: crate::source::Span| src[s.range()].starts_with(b"%");
+    m.symbols.iter().any(|s| percent(s.name))
+        || m.items.iter().any(|i| match &i.kind {
+            crate::ir::ItemKind::Section(s) => s.ident_refs.iter().any(|&r| percent(r)),
+            _ => false,
+        })
 }
 
-fn parse_lexed(file: FileId, src: &[u8], lexed: lexer::Lexed) -> Parsed {
+/// Parses lexed tokens; `deferred` lists the bodies the lexer left out. Returns
+/// false with the module if a deferred body did not lex exactly.
+fn parse_lexed(file: FileId, src: &[u8], lexed: lexer::Lexed, deferred: &[u32]) -> (Parsed, bool) {
     let mut diagnostics = lexed.errors;
     let mut header = Header::default();
     let mut locs = Locs::default();
@@ -109,7 +117,12 @@ fn parse_lexed(file: FileId, src: &[u8], lexed: lexer::Lexed) -> Parsed {
         local_params: Vec::new(),
         legacy_warp_op: None,
     };
-    resolve::resolve(&mut module, src, &mut diagnostics);
+    let mut bodies = resolve::DeferredBodies::new(deferred);
+    resolve::resolve(&mut module, src, &mut diagnostics, &mut bodies);
+    if !bodies.map_comments.is_empty() {
+        module.map_comments.append(&mut bodies.map_comments);
+        module.map_comments.sort_by_key(|c| c.lo);
+    }
     module.copy_symbol_names(src);
     module.keep_text(src);
     check_header_order(&module, &mut diagnostics);
@@ -123,10 +136,13 @@ fn parse_lexed(file: FileId, src: &[u8], lexed: lexer::Lexed) -> Parsed {
     module.locs.files.sort_by_key(|&(span, _)| span.lo);
     module.locs.attrs.sort_by_key(|span| span.lo);
     diagnostics.sort_by_key(|d| (d.span.lo, d.span.hi));
-    Parsed {
-        module,
-        diagnostics,
-    }
+    (
+        Parsed {
+            module,
+            diagnostics,
+        },
+        bodies.exact,
+    )
 }
 
 /// PTX ISA 4.1: a module begins with `.version`, followed by `.target` (comments may

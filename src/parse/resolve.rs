@@ -13,8 +13,8 @@ use crate::ir::{
     Decl, FuncKind, ItemId, ItemKind, Linkage, Module, RefKind, Reference, StateSpace, Symbol,
     SymbolId, SymbolKind,
 };
-use crate::lexer::TokenKind;
-use crate::source::Span;
+use crate::lexer::{lex_body, Token, TokenKind};
+use crate::source::{FileId, Span};
 
 /// Name → symbol lookup for one module.
 pub(crate) struct Names<'a> {
@@ -33,7 +33,86 @@ impl<'a> Names<'a> {
     }
 }
 
-pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) {
+/// Bodies a [`crate::lexer::Bodies::Deferred`] lexing left out, lexed one at a time
+/// as the walk reaches them.
+pub(crate) struct DeferredBodies<'d> {
+    /// The `{` of each, ascending.
+    pub opens: &'d [u32],
+    next: usize,
+    tokens: Vec<Token>,
+    /// The body whose tokens `tokens_again` last lexed.
+    again: Option<u32>,
+    /// False once a body lexed with a diagnostic or ended elsewhere than the parser
+    /// thought: the module must then be parsed in full.
+    pub exact: bool,
+    /// Comments kept from the bodies (`//:` lines).
+    pub map_comments: Vec<Span>,
+}
+
+impl<'d> DeferredBodies<'d> {
+    pub fn new(opens: &'d [u32]) -> Self {
+        DeferredBodies {
+            opens,
+            next: 0,
+            tokens: Vec::new(),
+            again: None,
+            exact: true,
+            map_comments: Vec::new(),
+        }
+    }
+
+    /// The tokens of `body` if it was deferred (bodies are asked for in order).
+    fn tokens(&mut self, file: FileId, src: &[u8], body: Span) -> Option<&[Token]> {
+        while self.opens.get(self.next).is_some_and(|&lo| lo < body.lo) {
+            self.next += 1;
+        }
+        if self.opens.get(self.next) != Some(&body.lo) {
+            return None;
+        }
+        self.next += 1;
+        self.again = None;
+        let (lexed, end) = lex_body(
+            file,
+            src,
+            body.lo as usize,
+            std::mem::take(&mut self.tokens),
+        );
+        if !lexed.errors.is_empty() || end != body.hi as usize {
+            self.exact = false;
+        }
+        self.map_comments.extend(
+            lexed
+                .comments
+                .iter()
+                .filter(|c| src[c.range()].starts_with(b"//:")),
+        );
+        self.tokens = lexed.tokens;
+        Some(&self.tokens)
+    }
+
+    /// The tokens of `body` again (for debug sections that refer into it).
+    fn tokens_again(&mut self, file: FileId, src: &[u8], body: Span) -> Option<&[Token]> {
+        self.opens.binary_search(&body.lo).ok()?;
+        if self.again != Some(body.lo) {
+            let (lexed, _) = lex_body(
+                file,
+                src,
+                body.lo as usize,
+                std::mem::take(&mut self.tokens),
+            );
+            self.tokens = lexed.tokens;
+            self.again = Some(body.lo);
+        }
+        Some(&self.tokens)
+    }
+}
+
+pub(crate) fn resolve(
+    m: &mut Module,
+    src: &[u8],
+    errors: &mut Vec<Diagnostic>,
+    deferred: &mut DeferredBodies,
+) {
     let mut locs = std::mem::take(&mut m.locs);
     let mut calls = Vec::new();
     let mut local_params = Vec::new();
@@ -162,6 +241,12 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
     let mut refs: Vec<Reference> = Vec::new();
     // Labels of every body, for DWARF data that refers into bodies.
     let mut body_names: BodyNames = FxHashMap::default();
+    // Only debug sections refer to names inside bodies; without one, the map (a
+    // quarter of a huge module's memory) is not built.
+    let sections_refer = m.items.iter().any(|i| match &i.kind {
+        ItemKind::Section(s) => !s.ident_refs.is_empty(),
+        _ => false,
+    });
     for (i, item) in m.items.iter().enumerate() {
         let item_id = ItemId(i as u32);
         match &item.kind {
@@ -218,20 +303,23 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
             }
             ItemKind::Function(f) => {
                 if let Some(body) = &f.body {
+                    let toks = match deferred.tokens(file, src, body.span) {
+                        Some(toks) => toks,
+                        None => &m.tokens[body.tokens.range()],
+                    };
                     let mut cx = BodyCtx {
-                        tokens: &m.tokens,
                         src,
                         file,
                         names: &names,
                         refs: &mut refs,
-                        body_names: &mut body_names,
+                        body_names: sections_refer.then_some(&mut body_names),
                         locs: &mut locs,
                         calls: &mut calls,
                         local_params: &mut local_params,
                         legacy_warp_op: &mut legacy_warp_op,
                         errors,
                     };
-                    walk_body(&mut cx, item_id, f, body);
+                    walk_body(&mut cx, item_id, f, toks);
                 }
             }
             _ => {}
@@ -269,7 +357,11 @@ pub(crate) fn resolve(m: &mut Module, src: &[u8], errors: &mut Vec<Diagnostic>) 
                 // Every use inside the function, so that renaming the name is complete.
                 if let ItemKind::Function(f) = &m.items[func.0 as usize].kind {
                     if let Some(body) = &f.body {
-                        for t in &m.tokens[body.tokens.range()] {
+                        let toks = match deferred.tokens_again(file, src, body.span) {
+                            Some(toks) => toks,
+                            None => &m.tokens[body.tokens.range()],
+                        };
+                        for t in toks {
                             if t.kind == TokenKind::Ident
                                 && t.span() != label
                                 && t.text(src) == text

@@ -399,17 +399,6 @@ fn without_tokens(mut p: ptxld::parse::Parsed) -> String {
     format!("{:#?}\n{:#?}", p.module, p.diagnostics)
 }
 
-fn all_fixture_ptx(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            all_fixture_ptx(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ptx") {
-            out.push(p);
-        }
-    }
-}
-
 /// Compact lexing of bodies (the linker's front end) must build exactly the module a
 /// full parse builds, for valid and invalid input alike: every fixture (real producer
 /// output and the hand-written bad inputs), and every fixture with a body cut short,
@@ -417,9 +406,7 @@ fn all_fixture_ptx(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 #[test]
 fn compact_parse_builds_the_same_module_as_a_full_parse() {
     use ptxld::parse::{parse_module_deferred, parse_module_into};
-    let mut files = Vec::new();
-    all_fixture_ptx(&root().join("fixtures"), &mut files);
-    files.sort();
+    let files = ptx_files(&root().join("fixtures"));
     assert!(files.len() >= 100, "only {} fixtures", files.len());
     let check = |name: &str, src: &[u8]| {
         let full = without_tokens(parse_module_into(FileId(0), src, Vec::new()));

@@ -187,10 +187,16 @@ impl Outcome {
 
     /// Writes the output to `w`: PTX straight from the mapped inputs, in large
     /// vectored writes.
-    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    /// `file` is the file `w` writes to, if it is one: large pieces of the inputs
+    /// are then copied into it by the kernel.
+    pub fn write_to(
+        &self,
+        w: &mut dyn std::io::Write,
+        file: Option<&std::fs::File>,
+    ) -> std::io::Result<()> {
         match &self.output {
             Output::Bytes(b) => w.write_all(b),
-            Output::Ptx { rope, .. } => rope.write_to(&self.srcs(), w),
+            Output::Ptx { rope, .. } => rope.write_to(&self.srcs(), w, file),
         }
     }
 
@@ -728,7 +734,7 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
             }
         }
         let t = std::time::Instant::now();
-        write_atomic_with(&job.output, &mut |w| o.write_to(w))
+        write_atomic_with(&job.output, &mut |w, file| o.write_to(w, file))
             .map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
         if job.stats {
             o.messages.push_str(&format!(

@@ -96,6 +96,63 @@ impl Bytes {
         false
     }
 
+    /// Appends bytes `lo..lo + len` of a mapped file kept open to `out` at its file
+    /// position, inside the kernel (`copy_file_range`: page cache to page cache,
+    /// never through this process's memory). `Ok(false)` when the kernel cannot copy
+    /// between these files (another file system, an old kernel) and nothing was
+    /// written: the caller writes the bytes itself then.
+    pub fn copy_to(&self, lo: u64, len: u64, out: &std::fs::File) -> io::Result<bool> {
+        #[cfg(target_os = "linux")]
+        if let Bytes::Mapped(map, _, Some(f)) = self {
+            use std::os::fd::AsRawFd;
+            if lo + len > map.len() as u64 {
+                return Ok(false);
+            }
+            let (mut off, end) = (lo as libc::loff_t, (lo + len) as libc::loff_t);
+            while off < end {
+                let want = (end - off).min(1 << 30) as usize;
+                // SAFETY: plain system call on two open descriptors; the kernel
+                // reads and advances `off` only.
+                let n = unsafe {
+                    libc::copy_file_range(
+                        f.as_raw_fd(),
+                        &mut off,
+                        out.as_raw_fd(),
+                        std::ptr::null_mut(),
+                        want,
+                        0,
+                    )
+                };
+                match n {
+                    0 => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "an input became shorter while it was linked",
+                        ))
+                    }
+                    n if n > 0 => {}
+                    _ => {
+                        let e = io::Error::last_os_error();
+                        match e.raw_os_error() {
+                            Some(libc::EINTR) => {}
+                            Some(
+                                libc::EXDEV
+                                | libc::EINVAL
+                                | libc::ENOSYS
+                                | libc::EOPNOTSUPP
+                                | libc::EBADF,
+                            ) if off == lo as libc::loff_t => return Ok(false),
+                            _ => return Err(e),
+                        }
+                    }
+                }
+            }
+            return Ok(true);
+        }
+        let _ = (lo, len, out);
+        Ok(false)
+    }
+
     /// Drops a mapped file's pages from this process's resident memory (the page
     /// cache keeps them; touching them again maps them back in). Only a hint.
     pub fn release(&self) {

@@ -24,18 +24,20 @@ pub fn remove_temporaries() {
 /// Writes `bytes` to `path` through a temporary file in the same directory and a
 /// rename. `-` writes to standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_atomic_with(path, &mut |w| w.write_all(bytes))
+    write_atomic_with(path, &mut |w, _| w.write_all(bytes))
 }
 
+/// Writes an output to a writer and, unless it is standard output, the file under it.
+pub type WriteOutput<'a> = dyn FnMut(&mut dyn Write, Option<&fs::File>) -> io::Result<()> + 'a;
+
 /// Like [`write_atomic`], with the content produced by `write` (which may write in
-/// many pieces; nothing is visible at `path` until it returned `Ok`).
-pub fn write_atomic_with(
-    path: &Path,
-    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
+/// many pieces; nothing is visible at `path` until it returned `Ok`). `write` also
+/// gets the file its writer writes to (`None` for standard output), for copies
+/// made by the kernel at the file's position.
+pub fn write_atomic_with(path: &Path, write: &mut WriteOutput<'_>) -> io::Result<()> {
     if path == Path::new("-") {
         let mut out = io::stdout().lock();
-        write(&mut out)?;
+        write(&mut out, None)?;
         return out.flush();
     }
     let dir = match path.parent() {
@@ -57,8 +59,8 @@ pub fn write_atomic_with(
         // No fsync: the rename already guarantees readers see the old file or the
         // whole new one; durability across a power loss is the build system's concern
         // (lld and GNU ld do not sync either).
-        let mut f = fs::File::create(&tmp)?;
-        write(&mut f)?;
+        let f = fs::File::create(&tmp)?;
+        write(&mut &f, Some(&f))?;
         drop(f);
         fs::rename(&tmp, path)
     })();

@@ -12,6 +12,7 @@
 //! its file just before writing them, and drops the text after (`link::pager`;
 //! docs/performance.md).
 
+use std::fs::File;
 use std::io::{self, IoSlice, Write};
 
 use super::pager::{Reader, Run, RunText};
@@ -35,6 +36,12 @@ pub struct ModuleText<'a> {
     /// release the pages it had to read through the mapping).
     pub pages: Option<&'a Bytes>,
 }
+
+/// Pieces of input files at least this long are copied into an output file by the
+/// kernel (`copy_file_range`), shorter ones are read and written with the rest: a
+/// copy costs a system call, and below this size the read ahead of the pager and
+/// one vectored write are cheaper (docs/performance.md).
+const COPY_MIN: u32 = 64 << 10;
 
 /// How many slices one `writev` call gets (Linux's `IOV_MAX` is 1024).
 const SLICES_PER_WRITE: usize = 1024;
@@ -147,68 +154,102 @@ impl Rope {
 
     /// Writes the output to `w` with vectored writes. The text of mapped inputs is
     /// read run by run (by a helper thread when there are two or more; see
-    /// `link::pager`) rather than through their mappings.
-    pub fn write_to(&self, srcs: &[ModuleText<'_>], w: &mut dyn Write) -> io::Result<()> {
-        let runs = self.runs(srcs);
+    /// `link::pager`) rather than through their mappings. When `w` writes to the
+    /// file `out`, large pieces of input files are copied by the kernel instead
+    /// ([`COPY_MIN`]).
+    pub fn write_to(
+        &self,
+        srcs: &[ModuleText<'_>],
+        w: &mut dyn Write,
+        out: Option<&File>,
+    ) -> io::Result<()> {
+        let mut copy = Copier { out, works: true };
+        let runs = self.runs(srcs, copy.out.is_some());
         let starts = runs.iter().map(|r| r.start);
         let ends = starts.clone().skip(1).chain([self.pieces.len()]);
         let first = runs.first().map_or(self.pieces.len(), |r| r.start);
-        self.write_pieces(&self.pieces[..first], None, srcs, w)?;
+        self.write_pieces(&self.pieces[..first], None, srcs, w, &mut copy)?;
         Reader::scope(&runs, srcs, |reader| {
             // Each run's text serves the pieces up to the next run's first piece.
             for (i, (start, end)) in starts.zip(ends).enumerate() {
                 let text = reader.next_text();
                 let run = Some((&runs[i], &text));
-                self.write_pieces(&self.pieces[start..end], run, srcs, w)?;
+                self.write_pieces(&self.pieces[start..end], run, srcs, w, &mut copy)?;
                 reader.done(i, &text);
             }
             w.flush()
         })
     }
 
-    /// Writes `pieces`, those of `run` from its text when it was read.
+    /// Writes `pieces`, those of `run` from its text when it was read, and the
+    /// pieces the kernel copies ([`Rope::copied`]) through `copy`.
     fn write_pieces(
         &self,
         pieces: &[Piece],
         run: Option<(&Run, &RunText)>,
         srcs: &[ModuleText<'_>],
         w: &mut dyn Write,
+        copy: &mut Copier<'_>,
     ) -> io::Result<()> {
+        let copying = copy.out.is_some();
         let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(pieces.len().min(SLICES_PER_WRITE));
-        for batch in pieces.chunks(SLICES_PER_WRITE) {
-            slices.clear();
-            slices.extend(batch.iter().map(|p| {
-                IoSlice::new(match run {
-                    Some((r, Some(text))) if self.in_run(p, srcs) => {
-                        let at = (p.lo - r.lo) as usize;
-                        &text[at..at + p.len as usize]
-                    }
-                    _ => self.slice(p, srcs),
-                })
+        for p in pieces {
+            if copying && self.copied(p, srcs) {
+                write_all_vectored(w, &mut slices)?;
+                slices.clear();
+                if copy.copy(p, srcs)? {
+                    continue;
+                }
+                // The kernel cannot copy: from the mapping (the pager did not read it).
+                w.write_all(self.slice(p, srcs))?;
+                continue;
+            }
+            slices.push(IoSlice::new(match run {
+                Some((r, Some(text))) if self.in_file(p, srcs) => {
+                    let at = (p.lo - r.lo) as usize;
+                    &text[at..at + p.len as usize]
+                }
+                _ => self.slice(p, srcs),
             }));
-            write_all_vectored(w, &mut slices)?;
+            if slices.len() == SLICES_PER_WRITE {
+                write_all_vectored(w, &mut slices)?;
+                slices.clear();
+            }
         }
-        Ok(())
+        write_all_vectored(w, &mut slices)
     }
 
-    /// True if `p` is part of a [`Run`]: source bytes of a module with a file.
-    fn in_run(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
+    /// True if `p` is source bytes of a module with a file.
+    fn in_file(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
         p.src & KEPT == 0
             && srcs[p.src as usize]
                 .pages
                 .is_some_and(Bytes::is_readable_file)
     }
 
-    /// The runs of pieces from one mapped module's source, in output order.
-    fn runs(&self, srcs: &[ModuleText<'_>]) -> Vec<Run> {
+    /// True if `p` is copied by the kernel when the output is a file: source bytes
+    /// of a file, at least [`COPY_MIN`] of them.
+    fn copied(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
+        p.len >= COPY_MIN && self.in_file(p, srcs)
+    }
+
+    /// The runs of pieces from one mapped module's source, in output order. With
+    /// `copying`, pieces the kernel copies are left out, and a run ends at one (so
+    /// that the pager does not read the bytes around it).
+    fn runs(&self, srcs: &[ModuleText<'_>], copying: bool) -> Vec<Run> {
         let mut runs: Vec<Run> = Vec::new();
+        let mut split = false;
         for (i, p) in self.pieces.iter().enumerate() {
-            if !self.in_run(p, srcs) {
+            if copying && self.copied(p, srcs) {
+                split = true;
+                continue;
+            }
+            if !self.in_file(p, srcs) {
                 continue;
             }
             let (lo, hi) = (p.lo, p.lo + u64::from(p.len));
             match runs.last_mut() {
-                Some(r) if r.module == p.src => {
+                Some(r) if r.module == p.src && !split => {
                     r.lo = r.lo.min(lo);
                     r.hi = r.hi.max(hi);
                 }
@@ -219,8 +260,30 @@ impl Rope {
                     hi,
                 }),
             }
+            split = false;
         }
         runs
+    }
+}
+
+/// Copies pieces of input files into the output file inside the kernel.
+struct Copier<'f> {
+    /// The output file, when the writer writes to one.
+    out: Option<&'f File>,
+    /// False once the kernel refused a copy (other file systems): the rest is
+    /// written from the mappings.
+    works: bool,
+}
+
+impl Copier<'_> {
+    /// Copies `p` (source bytes of a file); `Ok(false)` if the kernel cannot.
+    fn copy(&mut self, p: &Piece, srcs: &[ModuleText<'_>]) -> io::Result<bool> {
+        let (Some(out), Some(pages), true) = (self.out, srcs[p.src as usize].pages, self.works)
+        else {
+            return Ok(false);
+        };
+        self.works = pages.copy_to(p.lo, u64::from(p.len), out)?;
+        Ok(self.works)
     }
 }
 
@@ -246,6 +309,7 @@ fn write_all_vectored(w: &mut dyn Write, mut bufs: &mut [IoSlice<'_>]) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     static NOTHING_KEPT: KeptText = KeptText {
         text: Vec::new(),
@@ -260,6 +324,62 @@ mod tests {
                 pages: None,
             })
             .collect()
+    }
+
+    /// Large pieces of a file are copied by the kernel into an output file; the
+    /// small ones around them still come from the pager's reads, in order.
+    #[test]
+    fn large_pieces_copied_by_the_kernel_write_like_the_buffer() {
+        let dir = std::env::temp_dir().join(format!("ptxld-rope-copy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.ptx");
+        let text: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 23) as u8).collect();
+        std::fs::write(&path, &text).unwrap();
+        crate::input::keep_files_open(64);
+        let open = crate::input::read_path(&path).unwrap();
+        let srcs = vec![ModuleText {
+            src: open.as_slice(),
+            kept: &NOTHING_KEPT,
+            pages: Some(&open),
+        }];
+        let mut r = Rope::new();
+        r.push_src(0, 10, 20); // small: read by the pager
+        r.push_src(0, 1000, 1000 + COPY_MIN + 5); // copied
+        r.push_bytes(b"<new>");
+        r.push_src(0, 5, 9); // small, after a copy: a run of its own
+        r.push_src(0, 200_000, 299_999); // copied
+        r.push_src(0, 150_000, 150_100); // small, after a copy: a third run
+        assert_eq!(r.runs(&srcs, true).len(), 3);
+        assert_eq!(r.runs(&srcs, false).len(), 1);
+        let want = r.to_vec(&srcs);
+        // An output on another file system (tmpfs) makes the kernel refuse the copy
+        // (EXDEV): the writer then falls back to the mapping.
+        let shm = Path::new("/dev/shm");
+        let elsewhere = shm
+            .is_dir()
+            .then(|| shm.join(format!("ptxld-rope-{}", std::process::id())));
+        for (threads, out_path) in [1, 2]
+            .into_iter()
+            .map(|t| (t, dir.join(format!("out{t}.ptx"))))
+            .chain(elsewhere.clone().map(|p| (2, p)))
+        {
+            let out = File::create(&out_path).unwrap();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+            pool.unwrap()
+                .install(|| r.write_to(&srcs, &mut &out, Some(&out)))
+                .unwrap();
+            drop(out);
+            let written = std::fs::read(&out_path).unwrap();
+            assert!(
+                written == want,
+                "{} ({threads} threads)",
+                out_path.display()
+            );
+        }
+        if let Some(p) = elsewhere {
+            let _ = std::fs::remove_file(p);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -304,12 +424,15 @@ mod tests {
             r.push_src(0, 14, 16); // the file again (same run: module 1 has no file)
             let want = b"bc012-4YZef".to_vec();
             assert_eq!(r.to_vec(&srcs), want);
-            assert_eq!(r.runs(&srcs).len(), usize::from(file.is_readable_file()));
+            assert_eq!(
+                r.runs(&srcs, false).len(),
+                usize::from(file.is_readable_file())
+            );
             for threads in [1, 2] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
                 let mut out = Vec::new();
                 pool.unwrap()
-                    .install(|| r.write_to(&srcs, &mut out))
+                    .install(|| r.write_to(&srcs, &mut out, None))
                     .unwrap();
                 assert_eq!(out, want, "{threads} threads");
             }
@@ -335,7 +458,7 @@ mod tests {
         assert_eq!(r.to_vec(&srcs), want);
         assert_eq!(r.len(), want.len() as u64);
         let mut out = Vec::new();
-        r.write_to(&srcs, &mut out).unwrap();
+        r.write_to(&srcs, &mut out, None).unwrap();
         assert_eq!(out, want);
     }
 
@@ -368,7 +491,7 @@ mod tests {
         }
         let mut out = Vec::new();
         let srcs = texts(&[src]);
-        r.write_to(&srcs, &mut out).unwrap();
+        r.write_to(&srcs, &mut out, None).unwrap();
         assert_eq!(out, r.to_vec(&srcs));
         assert_eq!(out.len(), 6000);
     }

@@ -3,7 +3,7 @@
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ir::{ItemKind, Linkage, Module, RefKind, SymbolId, SymbolKind};
 
@@ -141,18 +141,33 @@ fn reference_sources(m: &Module) -> Vec<(Option<SymbolId>, SymbolId, RefKind)> {
             }
         }
     }
-    m.references
+    var_owner.sort_unstable_by_key(|(span, _)| span.lo);
+    // One edge per (user, used, kind): a function that names a variable in every
+    // other instruction is still one edge (a huge body would otherwise make the
+    // graph as large as its references). The last of equal edges is kept, so each
+    // symbol's neighbours come in the order the duplicates gave them.
+    let mut seen: FxHashSet<(Option<SymbolId>, SymbolId, RefKind)> = FxHashSet::default();
+    let mut edges: Vec<_> = m
+        .references
         .iter()
+        .rev()
         .map(|r| {
             let from = match &m.item(r.item).kind {
                 ItemKind::Function(_) => owner.get(&r.item.0).copied(),
-                ItemKind::Variable(_) => var_owner
-                    .iter()
-                    .find(|(span, _)| span.lo <= r.span.lo && r.span.hi <= span.hi)
-                    .map(|&(_, id)| id),
+                ItemKind::Variable(_) => {
+                    // The declarator whose span holds the reference (they do not overlap).
+                    let i = var_owner.partition_point(|(span, _)| span.lo <= r.span.lo);
+                    i.checked_sub(1)
+                        .map(|i| var_owner[i])
+                        .filter(|(span, _)| r.span.hi <= span.hi)
+                        .map(|(_, id)| id)
+                }
                 _ => None,
             };
             (from, r.symbol, r.kind)
         })
-        .collect()
+        .filter(|&e| seen.insert(e))
+        .collect();
+    edges.reverse();
+    edges
 }

@@ -134,10 +134,10 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
     let sys = system_calls(bits);
     // The items declaring system calls, found through the module's compact copy of
     // the names rather than each function's name in the source.
-    let mut sys_items = Vec::new();
+    let mut sys_items = rustc_hash::FxHashMap::default();
     for (id, s) in m.symbols_with_ids() {
         if let Some((_, canon)) = sys.iter().find(|(n, _)| n.as_bytes() == m.symbol_name(id)) {
-            sys_items.extend(s.decls.iter().map(|d| (d.item, canon)));
+            sys_items.extend(s.decls.iter().map(|d| (d.item.0 as usize, canon)));
         }
     }
     for (ii, item) in m.items.iter().enumerate() {
@@ -161,7 +161,7 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
                         let which = || format!("parameter {}", i + 1);
                         check_param(m, &name, &which, p, &mut out);
                     }
-                    if let Some((_, canon)) = sys_items.iter().find(|(i, _)| i.0 as usize == ii) {
+                    if let Some(canon) = sys_items.get(&ii) {
                         let name = name();
                         if let Some(why) = signature_mismatch(canon, sig) {
                             out.push(warn(

@@ -200,20 +200,29 @@ pub(crate) fn write(
     for part in definitions {
         w.out.append(part);
     }
-    // `.alias` directives of the aliases that won.
+    // `.alias` directives of the aliases that won, found through one index of every
+    // module's `.alias` items (not a scan of its items per alias).
+    let mut alias_items: FxHashMap<(u32, &[u8]), Vec<Span>> = FxHashMap::default();
+    for (mi, m) in inputs.modules.iter().enumerate() {
+        for item in &m.items {
+            if let ItemKind::Alias { alias, .. } = &item.kind {
+                let name = &inputs.src(mi as u32)[alias.range()];
+                alias_items
+                    .entry((mi as u32, name))
+                    .or_default()
+                    .push(item.span);
+            }
+        }
+    }
     for (o, out) in res.outs.iter().enumerate() {
         let m = inputs.module(out.origin);
         if out.kind != SymbolKind::Function || m.symbol(out.origin.id).aliasee.is_none() || !keep(o)
         {
             continue;
         }
-        let name = inputs.name(out.origin);
-        for item in &m.items {
-            if let ItemKind::Alias { alias, .. } = &item.kind {
-                if &inputs.src(out.origin.module)[alias.range()] == name {
-                    w.line(out.origin.module, item.span, "");
-                }
-            }
+        let key = (out.origin.module, inputs.name(out.origin));
+        for &span in alias_items.get(&key).into_iter().flatten() {
+            w.line(out.origin.module, span, "");
         }
     }
     if dwarf == Dwarf::Keep {

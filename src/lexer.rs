@@ -164,9 +164,14 @@ pub fn lex_body(file: FileId, src: &[u8], lo: usize, tokens: Vec<Token>) -> (Lex
 
 fn lex_with(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bodies) -> Lexed {
     let mut lx = Lexer::new(file, src, tokens, bodies);
-    // PTX averages roughly one token per 4-5 bytes.
-    let per_token = if bodies == Bodies::Deferred { 32 } else { 4 };
-    lx.out.tokens.reserve(src.len() / per_token + 16);
+    // PTX averages roughly one token per 4-5 bytes. With bodies deferred only
+    // module-scope tokens remain, usually one per 30 bytes or far fewer (one large
+    // kernel): the guess is capped, and the array grows as needed beyond it.
+    let guess = match bodies {
+        Bodies::Deferred => (src.len() / 32).min(1 << 20),
+        _ => src.len() / 4,
+    };
+    lx.out.tokens.reserve(guess + 16);
     lx.run();
     lx.out
 }

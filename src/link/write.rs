@@ -12,7 +12,6 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::diag::Diagnostic;
-use crate::emit::name_occurrences;
 use crate::ir::{ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
@@ -291,13 +290,28 @@ impl Writer<'_, '_> {
         let m = &self.inputs.modules[mi as usize];
         let src = self.inputs.src(mi);
         let mut edits: Vec<Edit> = Vec::new();
-        for (span, id) in name_occurrences(m) {
-            let Some(o) = self.res.out_of(ModSym { module: mi, id }) else {
-                continue;
-            };
-            let new = &self.res.outs[o as usize].name;
-            if new.as_slice() != m.symbol_name(id) {
-                edits.push((span, new.clone()));
+        // The module's renamed symbols first (usually none), then their names: a
+        // module with millions of references and nothing renamed costs one pass over
+        // its symbols.
+        let renamed: Vec<Option<&Vec<u8>>> = m
+            .symbols_with_ids()
+            .map(|(id, _)| {
+                let o = self.res.out_of(ModSym { module: mi, id })?;
+                let new = &self.res.outs[o as usize].name;
+                (new.as_slice() != m.symbol_name(id)).then_some(new)
+            })
+            .collect();
+        if renamed.iter().any(Option::is_some) {
+            let new_name = |id: crate::ir::SymbolId| renamed[id.0 as usize];
+            for r in &m.references {
+                if let Some(new) = new_name(r.symbol) {
+                    edits.push((r.span, new.clone()));
+                }
+            }
+            for (id, s) in m.symbols_with_ids() {
+                if let Some(new) = new_name(id) {
+                    edits.extend(s.decls.iter().map(|d| (d.name, new.clone())));
+                }
             }
         }
         for out in self.aligned.iter().map(|&o| &self.res.outs[o]) {

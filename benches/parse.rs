@@ -6,7 +6,10 @@
 //! * generated: 200 copies of libdevice with every non-local symbol renamed per copy
 //!   (written by ptxld's own splicing writer), about 170 MB, in target/bench-corpus.
 //!   Linking them exercises resolution of ~70,000 global names and the renaming of
-//!   every colliding module-local symbol (`__internal_*`, `__cudart_*` in each copy).
+//!   every colliding module-local symbol (`__internal_*`, `__cudart_*` in each copy);
+//! * cross-referencing sets x1/x2/x4 (target/bench-cross-*, see `cross_corpus`);
+//! * one huge module of 0.5 and 2 GB (tests/common/huge_module.rs), generated in
+//!   target/bench-huge and removed after.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,6 +20,9 @@ use ptxld::input::Bytes;
 use ptxld::ir::{Linkage, Module};
 use ptxld::parse::parse_module;
 use ptxld::source::{FileId, SourceFile};
+
+#[path = "../tests/common/huge_module.rs"]
+mod huge_module;
 
 const RUNS: usize = 7;
 const COPIES: usize = 200;
@@ -277,6 +283,84 @@ fn report_cross(log: &mut String) {
     }
 }
 
+/// One huge generated module (tests/common/huge_module.rs) at 0.5 and 2 GB: time
+/// against `cat` and the time ratio of the two sizes (4.0 is linear), peak RSS.
+/// The files are removed afterwards (2.5 GB of disk).
+fn report_huge(log: &mut String) {
+    let ptxld = env!("CARGO_BIN_EXE_ptxld");
+    let dir = root().join("target/bench-huge");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ext = dir.join("ext.ptx");
+    huge_module::write_ext(&ext);
+    let out = dir.join("out.ptx");
+    let mut base: Option<(u64, Duration)> = None;
+    for gb in [0.5, 2.0] {
+        let input = dir.join(format!("huge-{gb}.ptx"));
+        let bytes = huge_module::generate(&input, (gb * 1e9) as u64);
+        let cat_cmd = format!(
+            "cat {} {} > {}",
+            ext.display(),
+            input.display(),
+            out.display()
+        );
+        let (_, cat) = min_median(3, &|| {
+            fresh(&out);
+            let t = Instant::now();
+            assert!(Command::new("sh")
+                .args(["-c", &cat_cmd])
+                .status()
+                .unwrap()
+                .success());
+            t.elapsed()
+        });
+        let link = || {
+            fresh(&out);
+            let t = Instant::now();
+            let o = Command::new(ptxld)
+                .args(["--stats", "-o"])
+                .args([&out, &ext, &input])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            (t.elapsed(), String::from_utf8_lossy(&o.stderr).into_owned())
+        };
+        let (_, med) = min_median(3, &|| link().0);
+        let stats = link().1;
+        let rss = stats
+            .lines()
+            .find_map(|l| l.strip_prefix("ptxld: stats: peak resident memory "))
+            .unwrap_or_default()
+            .to_string();
+        let mut line = format!(
+            "one huge module, {:.2} GB: cat median {:.0} ms; ptxld median {:.0} ms = {:.2}x cat; peak RSS {rss}",
+            bytes as f64 / 1e9,
+            cat.as_secs_f64() * 1e3,
+            med.as_secs_f64() * 1e3,
+            med.as_secs_f64() / cat.as_secs_f64(),
+        );
+        if let Some((b_bytes, b_time)) = base {
+            line.push_str(&format!(
+                "; {:.2}x the input of the {:.1} GB module costs {:.2}x its time",
+                bytes as f64 / b_bytes as f64,
+                b_bytes as f64 / 1e9,
+                med.as_secs_f64() / b_time.as_secs_f64()
+            ));
+        }
+        println!("{line}");
+        log.push_str(&line);
+        log.push('\n');
+        for l in stats.lines().filter(|l| l.ends_with(" ms")) {
+            let l = format!("  phase: {}", l.trim_start_matches("ptxld: stats: "));
+            println!("{l}");
+            log.push_str(&l);
+            log.push('\n');
+        }
+        base.get_or_insert((bytes, med));
+        let _ = std::fs::remove_file(&input);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Writes `m` with symbol `i` renamed to `names[i]` (where given) to `path`, through a
 /// temporary file so an interrupted generation never leaves a partial corpus file.
 fn write_renamed(m: &Module, f: &SourceFile, names: &[Option<Vec<u8>>], path: &Path) {
@@ -488,6 +572,7 @@ fn main() {
     report_gc();
     let mut log = String::new();
     report_cross(&mut log);
+    report_huge(&mut log);
     let results = root().join("target/bench-results.txt");
     std::fs::write(&results, log).unwrap();
     println!("(cross-referencing results also in {})", results.display());

@@ -4,9 +4,11 @@
 //! Time is not asserted here (tests never time); `just bench` measures it.
 
 mod common;
+#[path = "common/huge_module.rs"]
+mod huge_module;
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
@@ -21,53 +23,6 @@ const INPUT_BYTES: u64 = 2_000_000_000;
 /// input's mapping is shared and read-only, so it does not count.
 const HEAP_LIMIT: u64 = INPUT_BYTES / 5;
 
-/// Kernels of about 1 MB, mostly register arithmetic, with a module-local variable
-/// loaded every 40 instructions and a call to another module's function in the
-/// first: the shape of generated or unrolled code, which is how modules get this
-/// large.
-fn generate(path: &Path) -> u64 {
-    let mut w = BufWriter::with_capacity(1 << 20, File::create(path).unwrap());
-    let head = ".version 7.0\n.target sm_80\n.address_size 64\n\n\
-                .extern .func (.param .b32 r) ext_fn(.param .b32 a);\n\
-                .global .align 4 .u32 counter;\n\n";
-    w.write_all(head.as_bytes()).unwrap();
-    let mut block = String::from("\tld.global.u32 \t%r1, [counter];\n");
-    for i in 0..39 {
-        block.push_str(&format!(
-            "\tadd.s32 \t%r{}, %r{}, {};\n",
-            2 + i % 5,
-            1 + i % 6,
-            i
-        ));
-    }
-    let mut written = head.len() as u64;
-    let mut k = 0;
-    while written < INPUT_BYTES {
-        let mut f = format!(
-            ".visible .entry k{k}(.param .u64 k{k}_out)\n{{\n\t.reg .b32 \t%r<8>;\n\
-             \t.reg .b64 \t%rd<2>;\n\tld.param.u64 \t%rd1, [k{k}_out];\n"
-        );
-        if k == 0 {
-            f.push_str(
-                "\t{\n\t.param .b32 a;\n\tst.param.b32 \t[a], %r1;\n\t.param .b32 r;\n\
-                 \tcall.uni (r), ext_fn, (a);\n\tld.param.b32 \t%r2, [r];\n\t}\n",
-            );
-        }
-        w.write_all(f.as_bytes()).unwrap();
-        written += f.len() as u64;
-        for _ in 0..(1 << 20) / block.len() {
-            w.write_all(block.as_bytes()).unwrap();
-            written += block.len() as u64;
-        }
-        let end = "\tst.global.u32 \t[%rd1], %r2;\n\tret;\n}\n";
-        w.write_all(end.as_bytes()).unwrap();
-        written += end.len() as u64;
-        k += 1;
-    }
-    w.flush().unwrap();
-    written
-}
-
 fn tail(path: &Path, n: u64) -> Vec<u8> {
     let mut f = File::open(path).unwrap();
     f.seek(SeekFrom::End(-(n as i64))).unwrap();
@@ -81,13 +36,8 @@ fn a_2_gb_module_links_with_its_heap_limited_to_a_fifth_of_it() {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("huge-module");
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    let len = generate(&d.join("huge.ptx"));
-    std::fs::write(
-        d.join("ext.ptx"),
-        ".version 7.0\n.target sm_80\n.address_size 64\n\
-         .visible .func (.param .b32 r) ext_fn(.param .b32 a)\n{\n\tst.param.b32 [r], 0;\n\tret;\n}\n",
-    )
-    .unwrap();
+    let len = huge_module::generate(&d.join("huge.ptx"), INPUT_BYTES);
+    huge_module::write_ext(&d.join("ext.ptx"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptxld"));
     cmd.args(["-o", "out.ptx", "ext.ptx", "huge.ptx"])
         .current_dir(&d);

@@ -161,6 +161,20 @@ fn fresh(out: &Path) {
     let _ = Command::new("sync").status();
 }
 
+/// Min and median of `n` runs of the shell command `cat_cmd` writing `out` afresh.
+fn time_cat(n: usize, cat_cmd: &str, out: &Path) -> (Duration, Duration) {
+    min_median(n, &|| {
+        fresh(out);
+        let t = Instant::now();
+        assert!(Command::new("sh")
+            .args(["-c", cat_cmd])
+            .status()
+            .unwrap()
+            .success());
+        t.elapsed()
+    })
+}
+
 /// Min and median of `n` runs (after a warm-up run).
 fn min_median(n: usize, run: &dyn Fn() -> Duration) -> (Duration, Duration) {
     run();
@@ -186,16 +200,7 @@ fn report_cross(log: &mut String) {
         let _ = &list;
         let runs = if scale == 1 { 5 } else { 3 };
         let cat_out = root().join("target/bench-cat.ptx");
-        let (cat_min, cat_med) = min_median(runs, &|| {
-            fresh(&cat_out);
-            let t = Instant::now();
-            assert!(Command::new("sh")
-                .args(["-c", &cat_cmd])
-                .status()
-                .unwrap()
-                .success());
-            t.elapsed()
-        });
+        let (cat_min, cat_med) = time_cat(runs, &cat_cmd, &cat_out);
         let link = |threads: Option<&str>| {
             let mut c = Command::new(ptxld);
             if let Some(j) = threads {
@@ -303,16 +308,7 @@ fn report_huge(log: &mut String) {
             input.display(),
             out.display()
         );
-        let (_, cat) = min_median(3, &|| {
-            fresh(&out);
-            let t = Instant::now();
-            assert!(Command::new("sh")
-                .args(["-c", &cat_cmd])
-                .status()
-                .unwrap()
-                .success());
-            t.elapsed()
-        });
+        let (_, cat) = time_cat(3, &cat_cmd, &out);
         let link = || {
             fresh(&out);
             let t = Instant::now();

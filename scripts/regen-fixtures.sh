@@ -46,9 +46,10 @@ C_FLAGS=(-x c --target=nvptx64-nvidia-cuda -fcommon "-fdebug-prefix-map=$ROOT/="
   clang-14 "${CUDA_FLAGS[@]}" -O2    -S cu_kernels.cu  -o "$O/llvm/cu_kernels.ptx"
   clang-14 "${CUDA_FLAGS[@]}" -O2    -S cu_lib.cu      -o "$O/llvm/cu_lib.ptx"
   clang-14 "${CUDA_FLAGS[@]}" -O2 -g -S cu_lineinfo.cu -o "$O/llvm/cu_lineinfo.ptx"
-  say "llvm: c_common c_debug"
+  say "llvm: c_common c_debug c_debug2"
   clang-14 "${C_FLAGS[@]}" -march=sm_70 -O2 -S c_common.c -o "$O/llvm/c_common.ptx"
   clang-14 "${C_FLAGS[@]}" -march=sm_70 -O0 -gdwarf-2 -S c_debug.c -o "$O/llvm/c_debug.ptx"
+  clang-14 "${C_FLAGS[@]}" -march=sm_70 -O0 -gdwarf-4 -S c_debug2.c -o "$O/llvm/c_debug2.ptx"
   say "llvm: llc_vec_ptx72 (sm_80) llc_kernel_ptx75 (sm_86)"
   clang-14 "${C_FLAGS[@]}" -march=sm_80 -O2 -emit-llvm -S llc_vec.c -o "$B/llc_vec.ll"
   llc-14 -march=nvptx64 -mcpu=sm_80 -mattr=+ptx72 "$B/llc_vec.ll" -o "$O/llvm/llc_vec_ptx72.ptx"
@@ -86,11 +87,12 @@ cp "$B/g_debug.raw.s" "$O/gcc-raw/g_debug.s"
 
 # ---------------------------------------------------------------- NVRTC 12.9
 nvrtc() { python3 scripts/nvrtc_nvvm.py nvrtc "$SRC/nvrtc/$1.cu" "$O/nvrtc/$2.ptx" "${@:3}"; }
-say "nvrtc: rt_lib rt_kernels rt_fnptr rt_debug rt_lineinfo rt_cluster"
+say "nvrtc: rt_lib rt_kernels rt_fnptr rt_debug rt_debug2 rt_lineinfo rt_cluster"
 nvrtc rt_lib      rt_lib      -rdc=true -arch=compute_80
 nvrtc rt_kernels  rt_kernels  -rdc=true -arch=compute_80
 nvrtc rt_fnptr    rt_fnptr    -rdc=true -arch=compute_80
 nvrtc rt_debug    rt_debug    -rdc=true -arch=compute_80 -G
+nvrtc rt_debug2   rt_debug2   -rdc=true -arch=compute_80 -G
 nvrtc rt_lineinfo rt_lineinfo -rdc=true -arch=compute_80 -lineinfo
 nvrtc rt_cluster  rt_cluster  -rdc=true -arch=compute_90
 

@@ -276,7 +276,7 @@ pub struct Section {
     pub section_refs: Vec<Span>,
     /// Spans of identifiers used as data (labels, symbols).
     pub ident_refs: Vec<Span>,
-    /// Bytes of data in the block (what a later block of the same section is offset by).
+    /// Bytes of data in the block.
     pub size: u64,
 }
 

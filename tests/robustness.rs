@@ -213,6 +213,7 @@ fn relinking_an_output_reproduces_it() {
     let d = dir("relink");
     for case in [
         "real-all-producers",
+        "real-all-producers-with-dwarf",
         "local-llvm-str-collision",
         "common-sizes-largest",
     ] {

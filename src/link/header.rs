@@ -21,7 +21,7 @@ pub struct MergedHeader {
     pub texmode_independent: bool,
     /// `map_f64_to_f32`.
     pub map_f64_to_f32: bool,
-    /// `debug` (only together with DWARF sections).
+    /// `debug`: some module has it and its DWARF sections are in the output.
     pub debug: bool,
     /// `.address_size`.
     pub address_size: u32,
@@ -114,7 +114,7 @@ fn header_span(h: &Header, which: &str) -> Span {
 pub(crate) fn merge(
     inputs: &Inputs,
     opts: &HeaderOptions,
-    keep_dwarf: bool,
+    debug_kept: &[bool],
 ) -> Result<MergedHeader, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let ms = inputs.modules;
@@ -320,7 +320,10 @@ pub(crate) fn merge(
         suffix,
         texmode_independent: independent,
         map_f64_to_f32: any(|t| t.map_f64_to_f32),
-        debug: keep_dwarf && any(|t| t.debug),
+        debug: ms
+            .iter()
+            .zip(debug_kept)
+            .any(|(m, &kept)| kept && m.header.target.as_ref().is_some_and(|t| t.debug)),
         address_size: bits(0),
     })
 }

@@ -4,9 +4,11 @@
 //! 1. `db`: every symbol of every input, the names bound across modules, and the
 //!    petgraph graph of references;
 //! 2. `resolve`: NVIDIA's linkage rules decide what each symbol binds to;
-//! 3. [`header`]: `.version`, `.target`, `.address_size` of the merged module;
-//! 4. `names`: output names (module-local collisions renamed);
-//! 5. `write`: layout and splicing of the output text.
+//! 3. `dwarf`: the debug sections of all modules merged, one block per section (the
+//!    header needs to know whose DWARF survived);
+//! 4. [`header`]: `.version`, `.target`, `.address_size` of the merged module;
+//! 5. `names`: output names (module-local collisions renamed);
+//! 6. `write`: layout and splicing of the output text.
 //!
 //! All errors of a phase are collected, sorted and returned together.
 
@@ -14,6 +16,7 @@ mod abi;
 pub mod check;
 mod compat;
 mod db;
+mod dwarf;
 mod gc;
 pub mod header;
 mod map;
@@ -89,7 +92,7 @@ pub fn link(
     let dwarf = if opts.strip_debug {
         write::Dwarf::Strip
     } else {
-        write::dwarf_policy(modules)
+        write::Dwarf::Merge
     };
     let mut errors = Diagnostics::new();
     let mut warnings = Diagnostics::new();
@@ -99,12 +102,6 @@ pub fn link(
         .map(|(mi, m)| abi::findings(m, inputs.src(mi as u32)))
         .collect();
     warnings.extend(abi_findings.into_iter().flatten());
-    if dwarf == write::Dwarf::Drop {
-        warnings.push(warning(
-            "full debug information (DWARF sections) of several modules cannot be merged yet; \
-             it is dropped (line information is kept; --strip-debug silences this)",
-        ));
-    }
     let t = std::time::Instant::now();
     let resolution = resolve::resolve(&inputs, &db);
     timings.push(("resolution", t.elapsed()));
@@ -121,7 +118,7 @@ pub fn link(
                 .any(|(o, &keep)| !keep && is_code_or_data(o.kind))
         })
     });
-    let dwarf = if removed_any && has_sections(modules) && dwarf == write::Dwarf::Keep {
+    let dwarf = if removed_any && has_sections(modules) && dwarf == write::Dwarf::Merge {
         warnings.push(warning(
             "debug sections are dropped because --gc-sections removed code they describe",
         ));
@@ -129,7 +126,20 @@ pub fn link(
     } else {
         dwarf
     };
-    let header = header::merge(&inputs, &opts.header, dwarf == write::Dwarf::Keep);
+    let t = std::time::Instant::now();
+    let files = write::number_files(&inputs);
+    let merged = (dwarf == write::Dwarf::Merge).then(|| dwarf::merge(&inputs, &files.maps));
+    timings.push(("debug sections", t.elapsed()));
+    // `debug` needs the DWARF of a module that asked for it (ptxas: "Debug information
+    // not found in presence of .target debug").
+    let debug_kept: Vec<bool> = match &merged {
+        Some(m) => {
+            warnings.extend(m.warnings.iter().cloned());
+            m.kept.clone()
+        }
+        None => vec![false; modules.len()],
+    };
+    let header = header::merge(&inputs, &opts.header, &debug_kept);
     let (header, mut resolution) = match (header, resolution) {
         (Ok(h), Ok(r)) => (h, r),
         (h, r) => {
@@ -189,7 +199,12 @@ pub fn link(
         None => "ptxld: --why-live needs --gc-sections\n".to_string(),
     };
     let t = std::time::Instant::now();
-    let written = write::write(&inputs, &db, &resolution, &header, dwarf, live_outs);
+    let debug = write::DebugInfo {
+        dwarf,
+        files: &files,
+        merged: merged.as_ref(),
+    };
+    let written = write::write(&inputs, &db, &resolution, &header, &debug, live_outs);
     timings.push(("layout and splicing", t.elapsed()));
     match written {
         Ok(ptx) => Ok(Linked {

@@ -3,8 +3,17 @@
 //! local already uses it; then it becomes `name$mN` (N = the module's position on
 //! the command line), with `_K` appended in the unlikely case that is taken too.
 //! The first claimant keeps the name, so the result depends only on link order.
+//!
+//! Names that debug sections define or refer to (section labels, and the labels and
+//! `__local_depotN` of bodies they name) are always renamed `name$mN` when several
+//! modules are linked: ptxas resolves them at module scope, also against same-named
+//! labels of other modules' bodies, which are no symbols here, and then silently
+//! binds the debug data to the wrong function's code or frame (measured with ptxas
+//! 12.9: research/dwarf-merge/REPORT.md rule 5, docs/linking.md "Debug information").
 
 use rustc_hash::FxHashSet;
+
+use crate::ir::SymbolKind;
 
 use super::report::Inputs;
 use super::resolve::Resolution;
@@ -19,10 +28,12 @@ pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
         out.name = name.to_vec();
         used.insert(name);
     }
+    let several = inputs.modules.len() > 1;
     for out in res.outs.iter_mut().filter(|o| !o.global) {
         let name = inputs.name(out.origin);
         let taken = |c: &[u8]| used.contains(c) || made.contains(c);
-        if !taken(name) {
+        let apart = several && matches!(out.kind, SymbolKind::SectionLabel | SymbolKind::BodyName);
+        if !apart && !taken(name) {
             used.insert(name);
             out.name = name.to_vec();
             continue;

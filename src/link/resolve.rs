@@ -500,12 +500,12 @@ impl<'a> Resolver<'_, 'a> {
         self.pair_error(message, (a.1, a.2.s), (b.1, b.2.s));
     }
 
-    /// A module-local symbol: it is its own output symbol (labels inside bodies stay
-    /// where they are and need none).
+    /// A module-local symbol: it is its own output symbol. That includes the labels and
+    /// `__local_depotN` of bodies that debug sections name: they stay in their body but
+    /// are renamed apart (see `names`).
     fn local(&mut self, s: ModSym) {
         let sym = self.module(s).symbol(s.id);
         match sym.kind {
-            SymbolKind::BodyName => {}
             SymbolKind::Function | SymbolKind::Entry if !sym.is_defined() => {
                 let e = self.entry(s);
                 self.declared_not_defined(&e, Shown(self.inputs.name(s)));

@@ -16,6 +16,7 @@ use crate::ir::{ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
 use super::db::{ModSym, SymbolDb};
+use super::dwarf::Merged;
 use super::header::MergedHeader;
 use super::report::{display_name, Inputs};
 use super::resolve::{find_symbol, Resolution};
@@ -27,68 +28,23 @@ type Edit = (Span, Vec<u8>);
 /// How debug sections are carried over.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Dwarf {
-    /// Every section of every module is emitted, blocks of the same name together in
-    /// link order (their labels renamed apart). Only chosen when at most one module
-    /// has section-relative data (`.b32 .debug_abbrev`), or none does.
-    Keep,
-    /// Drop all sections and the `.loc` attributes that name their labels: full DWARF
-    /// of several modules (merging it needs offset-adjusted compilation units; see
-    /// docs/linking.md) or code removed by `--gc-sections` that the DWARF describes.
+    /// The sections of all modules are merged, one block per section
+    /// ([`super::dwarf`]). A module whose debug data could not be merged loses its
+    /// sections and the `.loc` attributes that name their labels.
+    Merge,
+    /// Drop all sections and the `.loc` attributes that name their labels: code
+    /// removed by `--gc-sections` that the DWARF describes.
     Drop,
     /// `--strip-debug`: also drop `.file`, every `.loc` and the `debug` target option.
     Strip,
 }
 
-/// The policy for a set of modules (before `--gc-sections` and `--strip-debug`).
-pub(crate) fn dwarf_policy(modules: &[crate::ir::Module]) -> Dwarf {
-    let with_relative = modules
-        .iter()
-        .filter(|m| {
-            m.items
-                .iter()
-                .any(|i| matches!(&i.kind, ItemKind::Section(s) if !s.section_refs.is_empty()))
-        })
-        .count();
-    if with_relative > 1 {
-        Dwarf::Drop
-    } else {
-        Dwarf::Keep
-    }
-}
-
-/// Where each module's part of each section starts in the merged section:
-/// `offsets[module][name]`, for every section some module defines. A module may refer
-/// to a section it has no block of; its part starts where the earlier modules' end.
-fn section_offsets(inputs: &Inputs) -> Vec<FxHashMap<Vec<u8>, u64>> {
-    let sizes: Vec<FxHashMap<Vec<u8>, u64>> = inputs
-        .modules
-        .iter()
-        .enumerate()
-        .map(|(mi, m)| {
-            let src = inputs.src(mi as u32);
-            let mut sizes = FxHashMap::default();
-            for item in &m.items {
-                if let ItemKind::Section(sec) = &item.kind {
-                    *sizes.entry(src[sec.name.range()].to_vec()).or_insert(0) += sec.size;
-                }
-            }
-            sizes
-        })
-        .collect();
-    let mut total: FxHashMap<Vec<u8>, u64> = sizes
-        .iter()
-        .flat_map(|s| s.keys().map(|k| (k.clone(), 0)))
-        .collect();
-    sizes
-        .iter()
-        .map(|mine| {
-            let starts = total.clone();
-            for (name, size) in mine {
-                *total.get_mut(name).expect("every name is in total") += size;
-            }
-            starts
-        })
-        .collect()
+/// The `.file` numbering of the merged module (see [`number_files`]).
+pub(crate) struct FileNumbers {
+    /// Per module: old index → new index.
+    pub maps: Vec<FxHashMap<u32, u32>>,
+    /// The `.file` items to emit, one per new number: (module, item index).
+    items: Vec<(u32, usize)>,
 }
 
 struct Writer<'i, 'a> {
@@ -100,16 +56,24 @@ struct Writer<'i, 'a> {
     out: Rope,
 }
 
+/// The debug information to write: the policy, the numbering of `.file`, and with
+/// [`Dwarf::Merge`] the merged sections.
+pub(crate) struct DebugInfo<'d> {
+    pub dwarf: Dwarf,
+    pub files: &'d FileNumbers,
+    pub merged: Option<&'d Merged>,
+}
+
 pub(crate) fn write(
     inputs: &Inputs,
     db: &SymbolDb,
     res: &Resolution,
     header: &MergedHeader,
-    dwarf: Dwarf,
+    debug: &DebugInfo,
     live: Option<&[bool]>,
 ) -> Result<Rope, Vec<Diagnostic>> {
     let keep = |o: usize| live.is_none_or(|l| l[o]);
-    let (file_map, file_items) = number_files(inputs);
+    let dwarf = debug.dwarf;
     let mut w = Writer {
         inputs,
         res,
@@ -119,22 +83,30 @@ pub(crate) fn write(
         edits: Vec::new(),
         out: Rope::new(),
     };
-    let offsets = section_offsets(inputs);
-    w.edits = file_map
+    w.edits = debug
+        .files
+        .maps
         .par_iter()
-        .zip(&offsets)
         .enumerate()
-        .map(|(mi, (files, offsets))| w.module_edits(mi as u32, files, dwarf, offsets))
+        .map(|(mi, files)| {
+            // Only modules whose DWARF is in the output keep the `.loc` attributes
+            // that name its labels.
+            let dwarf = match (dwarf, debug.merged) {
+                (Dwarf::Merge, Some(m)) if !m.kept[mi] => Dwarf::Drop,
+                _ => dwarf,
+            };
+            w.module_edits(mi as u32, files, dwarf)
+        })
         .collect();
     let var_order = variable_order(inputs, db, res, &keep)?;
 
     w.out.push_bytes(header.render().as_bytes());
-    let file_items = if dwarf == Dwarf::Strip {
-        Vec::new()
+    let file_items: &[(u32, usize)] = if dwarf == Dwarf::Strip {
+        &[]
     } else {
-        file_items
+        &debug.files.items
     };
-    for (mi, item) in file_items {
+    for &(mi, item) in file_items {
         let span = inputs.modules[mi as usize].items[item].span;
         w.line(mi, span, "");
     }
@@ -224,30 +196,9 @@ pub(crate) fn write(
             w.line(out.origin.module, span, "");
         }
     }
-    if dwarf == Dwarf::Keep {
-        // Blocks of the same section together, in link order.
-        let mut names: Vec<Vec<u8>> = Vec::new();
-        for (mi, m) in inputs.modules.iter().enumerate() {
-            for item in &m.items {
-                if let ItemKind::Section(sec) = &item.kind {
-                    let n = inputs.src(mi as u32)[sec.name.range()].to_vec();
-                    if !names.contains(&n) {
-                        names.push(n);
-                    }
-                }
-            }
-        }
-        for n in &names {
-            for (mi, m) in inputs.modules.iter().enumerate() {
-                for item in &m.items {
-                    if let ItemKind::Section(sec) = &item.kind {
-                        if inputs.src(mi as u32)[sec.name.range()] == n[..] {
-                            w.line(mi as u32, item.span, "");
-                        }
-                    }
-                }
-            }
-        }
+    if let (Dwarf::Merge, Some(merged)) = (dwarf, debug.merged) {
+        let edits = &w.edits;
+        merged.write(&mut w.out, &|mi, span| token_text(inputs, edits, mi, span));
     }
     w.map_comments();
     Ok(w.out)
@@ -280,15 +231,8 @@ impl Writer<'_, '_> {
         self.out.push_bytes(b";\n");
     }
 
-    fn module_edits(
-        &self,
-        mi: u32,
-        files: &FxHashMap<u32, u32>,
-        dwarf: Dwarf,
-        offsets: &FxHashMap<Vec<u8>, u64>,
-    ) -> Vec<Edit> {
+    fn module_edits(&self, mi: u32, files: &FxHashMap<u32, u32>, dwarf: Dwarf) -> Vec<Edit> {
         let m = &self.inputs.modules[mi as usize];
-        let src = self.inputs.src(mi);
         let mut edits: Vec<Edit> = Vec::new();
         // The module's renamed symbols first (usually none), then their names: a
         // module with millions of references and nothing renamed costs one pass over
@@ -347,21 +291,7 @@ impl Writer<'_, '_> {
             }
         }
         match dwarf {
-            Dwarf::Keep => {
-                for item in &m.items {
-                    let ItemKind::Section(sec) = &item.kind else {
-                        continue;
-                    };
-                    for &r in &sec.section_refs {
-                        let name = &src[r.range()];
-                        if let Some(&off) = offsets.get(name).filter(|&&o| o > 0) {
-                            let mut text = name.to_vec();
-                            text.extend_from_slice(format!("+{off}").as_bytes());
-                            edits.push((r, text));
-                        }
-                    }
-                }
-            }
+            Dwarf::Merge => {}
             Dwarf::Drop => edits.extend(m.locs.attrs.iter().map(|&span| (span, Vec::new()))),
             Dwarf::Strip => edits.extend(m.locs.directives.iter().map(|&span| (span, Vec::new()))),
         }
@@ -472,6 +402,16 @@ impl Writer<'_, '_> {
     }
 }
 
+/// The output text of the token at `span` of module `mi`: its rename, else as written.
+fn token_text(inputs: &Inputs, edits: &[Vec<Edit>], mi: u32, span: Span) -> Vec<u8> {
+    let edits = &edits[mi as usize];
+    let i = edits.partition_point(|(s, _)| s.lo < span.lo);
+    match edits.get(i) {
+        Some((s, new)) if *s == span => new.clone(),
+        _ => inputs.src(mi)[span.range()].to_vec(),
+    }
+}
+
 /// Appends `span` of module `mi` with its edits to `out`, then `tail` and a newline.
 fn line(out: &mut Rope, inputs: &Inputs, edits: &[Vec<Edit>], mi: u32, span: Span, tail: &str) {
     let kept = &inputs.modules[mi as usize].kept;
@@ -502,10 +442,8 @@ fn splice(out: &mut Rope, mi: u32, span: Span, edits: &[Edit], kept: &KeptText) 
 }
 
 /// Numbers the `.file` entries of all modules 1, 2, ...; identical entries (same
-/// name, timestamp and size) share a number. Returns each module's old → new map
-/// and the items to emit, one per new number.
-#[allow(clippy::type_complexity)]
-fn number_files(inputs: &Inputs) -> (Vec<FxHashMap<u32, u32>>, Vec<(u32, usize)>) {
+/// name, timestamp and size) share a number.
+pub(crate) fn number_files(inputs: &Inputs) -> FileNumbers {
     let mut by_text: FxHashMap<&[u8], u32> = FxHashMap::default();
     let mut maps = Vec::new();
     let mut items = Vec::new();
@@ -526,7 +464,7 @@ fn number_files(inputs: &Inputs) -> (Vec<FxHashMap<u32, u32>>, Vec<(u32, usize)>
         }
         maps.push(map);
     }
-    (maps, items)
+    FileNumbers { maps, items }
 }
 
 /// Variables in link order, except that a variable whose initializer names another

@@ -156,7 +156,7 @@ impl Rope {
     /// read run by run (by a helper thread when there are two or more; see
     /// `link::pager`) rather than through their mappings. When `w` writes to the
     /// file `out`, large pieces of input files are copied by the kernel instead
-    /// ([`COPY_MIN`]).
+    /// (64 KiB and more).
     pub fn write_to(
         &self,
         srcs: &[ModuleText<'_>],

@@ -153,11 +153,11 @@ fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
         match flag.as_str() {
             "--" => only_files = true,
             "-h" | "--help" => {
-                println!("{USAGE}");
+                to_stdout(format!("{USAGE}\n").as_bytes())?;
                 return Ok(None);
             }
             "-V" | "--version" => {
-                println!("ptxld {}", env!("CARGO_PKG_VERSION"));
+                to_stdout(format!("ptxld {}\n", env!("CARGO_PKG_VERSION")).as_bytes())?;
                 return Ok(None);
             }
             "-o" | "--output" => output = Some(PathBuf::from(value("-o")?)),
@@ -278,6 +278,16 @@ fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
     }))
 }
 
+/// Writes `bytes` to standard output. A reader that went away (`ptxld --help | head
+/// -1`) is not an error: like `cat`, ptxld then just stops writing.
+fn to_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
 fn run(o: Options) -> Result<bool> {
     if let Some(n) = o.threads {
         rayon::ThreadPoolBuilder::new()
@@ -292,7 +302,7 @@ fn run(o: Options) -> Result<bool> {
                 stderr.write_all(outcome.messages.as_bytes())?;
                 if job.print_map {
                     if let Some(map) = &outcome.map {
-                        std::io::stdout().lock().write_all(map.as_bytes())?;
+                        to_stdout(map.as_bytes())?;
                     }
                 }
                 // The process ends now: unmapping every input and freeing the IR one
@@ -307,7 +317,7 @@ fn run(o: Options) -> Result<bool> {
         },
         Mode::Check(job, json) => {
             let (report, ok) = driver::check(&job, json);
-            std::io::stdout().lock().write_all(report.as_bytes())?;
+            to_stdout(report.as_bytes())?;
             Ok(ok)
         }
         Mode::SyntaxOnly(files) => {
@@ -319,12 +329,12 @@ fn run(o: Options) -> Result<bool> {
             let parsed = parse_files(&files);
             let report = parsed.diagnostics.render(&parsed.sources, o.error_limit);
             stderr.write_all(report.as_bytes())?;
-            let mut out = std::io::stdout().lock();
+            let mut out = Vec::new();
             for (m, (_, f)) in parsed.modules.iter().zip(parsed.sources.files()) {
                 writeln!(out, "# {}", f.name())?;
-                out.write_all(describe(m, f).as_bytes())?;
+                out.extend_from_slice(describe(m, f).as_bytes());
             }
-            out.flush()?;
+            to_stdout(&out)?;
             Ok(!parsed.diagnostics.has_errors())
         }
     }

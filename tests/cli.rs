@@ -188,6 +188,33 @@ fn usage_errors_exit_1() {
     assert!(ptxld(&["--help"]).status.success());
 }
 
+/// A reader that closed its end of the pipe (`ptxld --help | head -0`) ends the
+/// output quietly: no panic, no error, exit status 0.
+#[test]
+fn standard_output_closed_by_the_reader_is_not_an_error() {
+    let set = real_set();
+    let out_file = tmp("closed-stdout.ptx", b"");
+    let mut map_args = vec!["--print-map", "-o", s(&out_file)];
+    map_args.extend(set.iter().map(String::as_str));
+    let dir = root().join("fixtures/link/real-all-producers");
+    for args in [&["--help"][..], &["--version"][..], &map_args[..]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader); // every write now fails with EPIPE
+        let out = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+            .args(args)
+            .current_dir(&dir)
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.status.success(), "{args:?}: {err}");
+    }
+    // The link itself was written.
+    assert!(std::fs::metadata(&out_file).unwrap().len() > 1000);
+}
+
 /// The inputs of the largest real-producer link set (four producers + libdevice-free).
 fn real_set() -> Vec<String> {
     case_inputs("real-all-producers")

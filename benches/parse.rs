@@ -198,7 +198,8 @@ fn report_cross(log: &mut String) {
             root().join("target/bench-cat.ptx").display()
         );
         let _ = &list;
-        let runs = if scale == 1 { 5 } else { 3 };
+        // Five runs each: the medians of three spread too much on a busy 2-core machine.
+        let runs = 5;
         let cat_out = root().join("target/bench-cat.ptx");
         let (cat_min, cat_med) = time_cat(runs, &cat_cmd, &cat_out);
         let link = |threads: Option<&str>| {

@@ -38,7 +38,7 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
         src.len() as u64 <= crate::input::MAX_INPUT_LEN,
         "inputs are length-checked when loaded"
     );
-    parse_lexed(file, src, lexer::lex_into(file, src, tokens), &[]).0
+    parse_lexed(file, src, lexer::lex_into(file, src, tokens), &[], 0).0
 }
 
 /// Like [`parse_module_into`], for consumers that release the tokens right after
@@ -50,10 +50,33 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
 /// be shown cheaply (any diagnostic, a skipped `{` the parser did not take as a body,
 /// a `%`-name at module scope that a register could refer to), the module is parsed
 /// again in full.
+///
+/// A module of [`SPLIT_MIN`] bytes or more has its bodies walked in parallel, in
+/// groups of about [`SPLIT_BYTES`]; the module is the same.
 pub fn parse_module_deferred(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
+    let split = if src.len() >= SPLIT_MIN {
+        SPLIT_BYTES
+    } else {
+        0
+    };
+    parse_deferred(file, src, tokens, split)
+}
+
+/// Modules at least this large have their bodies walked in parallel: one module
+/// would otherwise keep a single core busy (a 2 GB module takes seconds to walk).
+/// Chosen by size alone, so the same module takes the same path on any machine.
+pub const SPLIT_MIN: usize = 32 << 20;
+
+/// Bytes of bodies per group when they are walked in parallel: enough to make the
+/// per-group setup negligible, and several groups per core even at [`SPLIT_MIN`].
+pub const SPLIT_BYTES: usize = 4 << 20;
+
+/// [`parse_module_deferred`] with the bodies walked in groups of `split` bytes
+/// (`0`: in one walk).
+fn parse_deferred(file: FileId, src: &[u8], tokens: Vec<lexer::Token>, split: usize) -> Parsed {
     let mut lexed = lexer::lex_bodies_into(file, src, tokens, lexer::Bodies::Deferred);
     let deferred = std::mem::take(&mut lexed.compacted);
-    let (parsed, exact) = parse_lexed(file, src, lexed, &deferred);
+    let (parsed, exact) = parse_lexed(file, src, lexed, &deferred, split);
     if deferred.is_empty()
         || (exact
             && parsed.diagnostics.is_empty()
@@ -87,7 +110,13 @@ fn declares_percent_name(m: &Module, src: &[u8]) -> bool {
 
 /// Parses lexed tokens; `deferred` lists the bodies the lexer left out. Returns
 /// false with the module if a deferred body did not lex exactly.
-fn parse_lexed(file: FileId, src: &[u8], lexed: lexer::Lexed, deferred: &[u32]) -> (Parsed, bool) {
+fn parse_lexed(
+    file: FileId,
+    src: &[u8],
+    lexed: lexer::Lexed,
+    deferred: &[u32],
+    split: usize,
+) -> (Parsed, bool) {
     let mut diagnostics = lexed.errors;
     let mut header = Header::default();
     let mut locs = Locs::default();
@@ -118,6 +147,7 @@ fn parse_lexed(file: FileId, src: &[u8], lexed: lexer::Lexed, deferred: &[u32]) 
         legacy_warp_op: None,
     };
     let mut bodies = resolve::DeferredBodies::new(deferred);
+    bodies.split = split;
     resolve::resolve(&mut module, src, &mut diagnostics, &mut bodies);
     if !bodies.map_comments.is_empty() {
         module.map_comments.append(&mut bodies.map_comments);
@@ -186,5 +216,52 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
             .with_help("check that the producer wrote its output (a full disk truncates files)"),
         ),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every fixture parses to the same module (and diagnostics) with its bodies
+    /// walked one by one and in parallel groups of one body each.
+    #[test]
+    fn bodies_walked_in_parallel_groups_give_the_same_module() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut files = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "ptx") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() >= 100, "only {} fixtures", files.len());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let mut bodies = 0;
+        for path in &files {
+            let src = std::fs::read(path).unwrap();
+            let strip = |mut p: Parsed| {
+                p.module.release_tokens();
+                format!("{:?}\n{:?}", p.module, p.diagnostics)
+            };
+            let one = strip(parse_deferred(FileId(0), &src, Vec::new(), 0));
+            let split = pool.install(|| parse_deferred(FileId(0), &src, Vec::new(), 1));
+            bodies += split
+                .module
+                .items
+                .iter()
+                .filter(|i| matches!(&i.kind, crate::ir::ItemKind::Function(f) if f.body.is_some()))
+                .count();
+            assert!(one == strip(split), "{}", path.display());
+        }
+        assert!(bodies > 500, "only {bodies} bodies");
     }
 }

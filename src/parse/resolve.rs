@@ -10,8 +10,8 @@ use rustc_hash::FxHashMap;
 use super::body::{walk_body, BodyCtx, BodyNames};
 use crate::diag::Diagnostic;
 use crate::ir::{
-    Decl, FuncKind, ItemId, ItemKind, Linkage, Module, RefKind, Reference, StateSpace, Symbol,
-    SymbolId, SymbolKind,
+    CallSite, Decl, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, LocalParam, Locs, Module,
+    RefKind, Reference, StateSpace, Symbol, SymbolId, SymbolKind,
 };
 use crate::lexer::{lex_body, Token, TokenKind};
 use crate::source::{FileId, Span};
@@ -47,6 +47,9 @@ pub(crate) struct DeferredBodies<'d> {
     pub exact: bool,
     /// Comments kept from the bodies (`//:` lines).
     pub map_comments: Vec<Span>,
+    /// When not zero, the bodies are walked in parallel, in consecutive groups of
+    /// about this many bytes ([`walk_bodies_split`]).
+    pub split: usize,
 }
 
 impl<'d> DeferredBodies<'d> {
@@ -58,6 +61,7 @@ impl<'d> DeferredBodies<'d> {
             again: None,
             exact: true,
             map_comments: Vec::new(),
+            split: 0,
         }
     }
 
@@ -247,6 +251,17 @@ pub(crate) fn resolve(
         ItemKind::Section(s) => !s.ident_refs.is_empty(),
         _ => false,
     });
+    // Bodies walked in parallel groups (huge modules), merged in order below.
+    let split = (deferred.split > 0).then(|| {
+        walk_bodies_split(
+            m,
+            src,
+            &names,
+            sections_refer,
+            deferred.opens,
+            deferred.split,
+        )
+    });
     for (i, item) in m.items.iter().enumerate() {
         let item_id = ItemId(i as u32);
         match &item.kind {
@@ -301,7 +316,7 @@ pub(crate) fn resolve(
                     }
                 }
             }
-            ItemKind::Function(f) => {
+            ItemKind::Function(f) if split.is_none() => {
                 if let Some(body) = &f.body {
                     let toks = match deferred.tokens(file, src, body.span) {
                         Some(toks) => toks,
@@ -324,6 +339,22 @@ pub(crate) fn resolve(
             }
             _ => {}
         }
+    }
+
+    for out in split.into_iter().flatten() {
+        refs.extend(out.refs);
+        locs.files.extend(out.locs.files);
+        locs.attrs.extend(out.locs.attrs);
+        locs.directives.extend(out.locs.directives);
+        calls.extend(out.calls);
+        local_params.extend(out.local_params);
+        legacy_warp_op = legacy_warp_op.or(out.legacy_warp_op);
+        errors.extend(out.errors);
+        for (name, at) in out.body_names {
+            body_names.entry(name).or_insert(at);
+        }
+        deferred.exact &= out.exact;
+        deferred.map_comments.extend(out.map_comments);
     }
 
     // 3. Debug sections: labels, symbols, or labels inside bodies.
@@ -404,4 +435,85 @@ pub(crate) fn resolve(
     m.calls = calls;
     m.local_params = local_params;
     m.legacy_warp_op = legacy_warp_op;
+}
+
+/// What walking a group of bodies found.
+#[derive(Default)]
+struct BodiesOut<'s> {
+    refs: Vec<Reference>,
+    locs: Locs,
+    calls: Vec<CallSite>,
+    local_params: Vec<LocalParam>,
+    legacy_warp_op: Option<Span>,
+    errors: Vec<Diagnostic>,
+    body_names: BodyNames<'s>,
+    exact: bool,
+    map_comments: Vec<Span>,
+}
+
+/// Walks the function bodies of `m` on the thread pool, in consecutive groups of
+/// about `split` bytes, each with its own deferred-body lexer; the groups' results
+/// come back in order, so that appending them gives what one walk in order gives
+/// (the caller sorts references; any diagnostic makes the linker parse the module
+/// again in full, in order).
+fn walk_bodies_split<'s>(
+    m: &Module,
+    src: &'s [u8],
+    names: &Names<'s>,
+    sections_refer: bool,
+    opens: &[u32],
+    split: usize,
+) -> Vec<BodiesOut<'s>> {
+    use rayon::prelude::*;
+    let bodies: Vec<(ItemId, &FuncDecl, Span)> = m
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| match &item.kind {
+            ItemKind::Function(f) => f.body.as_ref().map(|b| (ItemId(i as u32), f, b.span)),
+            _ => None,
+        })
+        .collect();
+    let mut groups: Vec<&[(ItemId, &FuncDecl, Span)]> = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, &(_, _, span)) in bodies.iter().enumerate() {
+        bytes += span.len();
+        if bytes >= split || i + 1 == bodies.len() {
+            groups.push(&bodies[start..=i]);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    groups
+        .par_iter()
+        .map(|group| {
+            let (first, last) = (group[0].2.lo, group[group.len() - 1].2.lo);
+            let lo = opens.partition_point(|&o| o < first);
+            let hi = opens.partition_point(|&o| o <= last);
+            let mut deferred = DeferredBodies::new(&opens[lo..hi]);
+            let mut out = BodiesOut::default();
+            for &(item, f, span) in group.iter() {
+                let Some(body) = &f.body else { continue };
+                let toks = match deferred.tokens(m.file, src, span) {
+                    Some(toks) => toks,
+                    None => &m.tokens[body.tokens.range()],
+                };
+                let mut cx = BodyCtx {
+                    src,
+                    file: m.file,
+                    names,
+                    refs: &mut out.refs,
+                    body_names: sections_refer.then_some(&mut out.body_names),
+                    locs: &mut out.locs,
+                    calls: &mut out.calls,
+                    local_params: &mut out.local_params,
+                    legacy_warp_op: &mut out.legacy_warp_op,
+                    errors: &mut out.errors,
+                };
+                walk_body(&mut cx, item, f, toks);
+            }
+            out.exact = deferred.exact;
+            out.map_comments = deferred.map_comments;
+            out
+        })
+        .collect()
 }

@@ -41,19 +41,24 @@ pub fn extract(data: &[u8], target: Option<Target>) -> Option<Result<Extracted, 
 }
 
 fn choose(entries: &[fatbin::Entry], target: Option<Target>) -> Result<Extracted, String> {
+    // A container whose entries size is 0 is well-formed, and holds nothing to link
+    // (found by the `containers` fuzz target).
+    let Some(first) = entries.first() else {
+        return Err("the fatbin holds no entries: no PTX or cubin to link".to_string());
+    };
     // Host platform: every entry must be for the same host, and for Linux, which is
     // what ptxld writes (fatbin-format.md §5).
     let host = |e: &fatbin::Entry| e.flags & (fatbin::flags::HOST_MASK | fatbin::flags::ADDR64);
-    if let Some(e) = entries.iter().find(|e| host(e) != host(&entries[0])) {
+    if let Some(e) = entries.iter().find(|e| host(e) != host(first)) {
         return Err(format!(
             "entries for different host platforms: {} (flags 0x{:x}) and {} (flags 0x{:x})",
-            entries[0].arch_name(),
-            entries[0].flags,
+            first.arch_name(),
+            first.flags,
             e.arch_name(),
             e.flags
         ));
     }
-    let os = entries[0].flags & fatbin::flags::HOST_MASK;
+    let os = first.flags & fatbin::flags::HOST_MASK;
     if os != fatbin::flags::HOST_LINUX {
         let name = match os {
             fatbin::flags::HOST_WINDOWS => "Windows",
@@ -62,7 +67,7 @@ fn choose(entries: &[fatbin::Entry], target: Option<Target>) -> Result<Extracted
         };
         return Err(format!(
             "built for {name} (entry flags 0x{:x}); ptxld links device code for Linux hosts",
-            entries[0].flags
+            first.flags
         ));
     }
     let ptx: Vec<&fatbin::Entry> = entries

@@ -142,11 +142,14 @@ fn reference_sources(m: &Module) -> Vec<(Option<SymbolId>, SymbolId, RefKind)> {
         }
     }
     var_owner.sort_unstable_by_key(|(span, _)| span.lo);
-    // One edge per (user, used, kind): a function that names a variable in every
-    // other instruction is still one edge (a huge body would otherwise make the
-    // graph as large as its references). The last of equal edges is kept, so each
-    // symbol's neighbours come in the order the duplicates gave them.
-    let mut seen: FxHashSet<(Option<SymbolId>, SymbolId, RefKind)> = FxHashSet::default();
+    // One edge per (user, used, kind) among consecutive references of one user (a
+    // function's references are consecutive): a function that names a variable in
+    // every other instruction is still one edge, so a huge body does not make the
+    // graph as large as its references, and the set stays as small as one user's
+    // references. The last of equal edges is kept, so each symbol's neighbours come
+    // in the order the duplicates gave them.
+    let mut seen: FxHashSet<(SymbolId, RefKind)> = FxHashSet::default();
+    let mut user = None;
     let mut edges: Vec<_> = m
         .references
         .iter()
@@ -166,7 +169,19 @@ fn reference_sources(m: &Module) -> Vec<(Option<SymbolId>, SymbolId, RefKind)> {
             };
             (from, r.symbol, r.kind)
         })
-        .filter(|&e| seen.insert(e))
+        .filter(|&(from, to, kind)| {
+            if from != user {
+                // A set that grew large is dropped rather than cleared: clearing
+                // costs its capacity, once per user.
+                if seen.len() > 256 {
+                    seen = FxHashSet::default();
+                } else {
+                    seen.clear();
+                }
+                user = from;
+            }
+            seen.insert((to, kind))
+        })
         .collect();
     edges.reverse();
     edges

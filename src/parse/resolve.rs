@@ -252,7 +252,7 @@ pub(crate) fn resolve(
         _ => false,
     });
     // Bodies walked in parallel groups (huge modules), merged in order below.
-    let split = (deferred.split > 0).then(|| {
+    let mut split = (deferred.split > 0).then(|| {
         walk_bodies_split(
             m,
             src,
@@ -262,6 +262,14 @@ pub(crate) fn resolve(
             deferred.split,
         )
     });
+    // The results are appended to the first group's arrays, grown once to their
+    // total: the groups are freed one by one, and a huge module's references are
+    // never held twice.
+    if let Some(first) = split.as_mut().and_then(|outs| outs.first_mut()) {
+        refs = std::mem::take(&mut first.refs);
+        calls = std::mem::take(&mut first.calls);
+        local_params = std::mem::take(&mut first.local_params);
+    }
     for (i, item) in m.items.iter().enumerate() {
         let item_id = ItemId(i as u32);
         match &item.kind {
@@ -341,6 +349,12 @@ pub(crate) fn resolve(
         }
     }
 
+    if let Some(outs) = &split {
+        let more = |f: fn(&BodiesOut) -> usize| outs.iter().map(f).sum::<usize>();
+        refs.reserve_exact(more(|o| o.refs.len()));
+        calls.reserve_exact(more(|o| o.calls.len()));
+        local_params.reserve_exact(more(|o| o.local_params.len()));
+    }
     for out in split.into_iter().flatten() {
         refs.extend(out.refs);
         locs.files.extend(out.locs.files);

@@ -82,7 +82,8 @@ pub(crate) fn expr(
     Ok(())
 }
 
-fn is_binop(p: &[u8]) -> bool {
+/// True for the binary operators of PTX constant expressions.
+pub(crate) fn is_binop(p: &[u8]) -> bool {
     matches!(
         p,
         b"+" | b"-"

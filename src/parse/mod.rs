@@ -10,6 +10,8 @@ mod expr;
 mod items;
 mod resolve;
 
+pub(crate) use expr::is_binop;
+
 pub use cursor::parse_int;
 pub use items::parse_arch;
 

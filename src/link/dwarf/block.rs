@@ -183,7 +183,7 @@ impl Reader<'_> {
             self.pos += 1;
             let next = self.peek();
             if !(self.is_punct(next, b"+") || self.is_punct(next, b"-")) {
-                if let Some(n) = next.filter(|&n| is_operator(self.text(n))) {
+                if let Some(n) = next.filter(|&n| crate::parse::is_binop(self.text(n))) {
                     return Err(Unsupported::at(
                         n.span(),
                         "an operator other than `+` and `-`",
@@ -255,29 +255,6 @@ impl Reader<'_> {
             .extend(std::iter::repeat_n(0, width as usize));
         Ok(())
     }
-}
-
-/// Binary operators of PTX constant expressions.
-fn is_operator(p: &[u8]) -> bool {
-    matches!(
-        p,
-        b"*" | b"/"
-            | b"%"
-            | b"<<"
-            | b">>"
-            | b"&"
-            | b"|"
-            | b"^"
-            | b"&&"
-            | b"||"
-            | b"=="
-            | b"!="
-            | b"<"
-            | b">"
-            | b"<="
-            | b">="
-            | b"?"
-    )
 }
 
 #[cfg(test)]

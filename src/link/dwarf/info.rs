@@ -245,6 +245,16 @@ fn le(b: &[u8]) -> u64 {
     b.iter().rev().fold(0, |v, &x| (v << 8) | u64::from(x))
 }
 
+/// The value of an attribute's field: a ULEB128 (`uleb`) or a little-endian integer
+/// of the field's width.
+fn field_value(field: &[u8], uleb: bool) -> u64 {
+    if uleb {
+        read_uleb(field, &mut 0).unwrap_or(0)
+    } else {
+        le(field)
+    }
+}
+
 /// Re-encodes `info` (one module's `.debug_info`, whose units use tables in `abbrev`)
 /// with the codes of `union`, renumbering file indices with `files` (`None`: the index
 /// names no `.file`).
@@ -351,11 +361,7 @@ pub(crate) fn reencode(
                     {
                         relocs.none(q, p, "file index")?;
                         let uleb = form == 0x0f;
-                        let old = if uleb {
-                            read_uleb(field, &mut 0).unwrap_or(0)
-                        } else {
-                            le(field)
-                        };
+                        let old = field_value(field, uleb);
                         let new = match old {
                             0 => 0,
                             _ => files(old).ok_or_else(|| Fail {
@@ -385,11 +391,7 @@ pub(crate) fn reencode(
                     0x11..=0x15 => {
                         relocs.none(q, p, "unit-relative reference")?;
                         let uleb = form == 0x15;
-                        let rel = if uleb {
-                            read_uleb(field, &mut 0).unwrap_or(0)
-                        } else {
-                            le(field)
-                        };
+                        let rel = field_value(field, uleb);
                         fixes.push(RefFix {
                             at: out.bytes.len(),
                             len: field.len(),

@@ -13,6 +13,7 @@ use crate::diag::Diagnostic;
 use crate::source::{FileId, Span};
 
 mod compact;
+mod operand_skip;
 
 /// What a token is. The token's text is always its span in the source.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

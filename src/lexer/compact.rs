@@ -15,6 +15,7 @@
 //! statement, the end of input) is given up: everything it pushed is taken back and
 //! the body is lexed in full.
 
+use super::operand_skip::next_event;
 use super::{memchr_newline, Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, ID_START, WS};
 
 /// The position of the first byte at or after `pos` that [`SKIP`] marks, or
@@ -415,108 +416,150 @@ impl Lexer<'_> {
     }
 
     /// An instruction's modifiers and operands, through its `;`, keeping only
-    /// identifiers other than `%`-names, braces and the `;`. The position stays in a
-    /// register: this loop sees most of a module's bytes.
+    /// identifiers other than `%`-names, braces and the `;`. The bytes in between are
+    /// skipped sixteen at a time ([`next_event`]); this loop sees only the others.
     fn operands(&mut self) -> Option<Outcome> {
+        let src = self.src;
+        let mut depth = 0u32;
+        let mut pos = self.pos;
+        loop {
+            // Every step ends at a byte that is not a name character, or at one
+            // whose predecessor is not a name character, `%` or `.`: the vector
+            // scan's rule for name characters holds from there.
+            pos = next_event(src, pos);
+            match self.operand_step(&mut pos, &mut depth)? {
+                Step::Next => {}
+                Step::End(outcome) => {
+                    self.pos = pos;
+                    return Some(outcome);
+                }
+            }
+        }
+    }
+
+    /// One token (or byte) of an instruction's operands at `pos`, as [`Self::operands`]
+    /// reads them; `None` at the end of input.
+    #[inline(always)]
+    fn operand_step(&mut self, pos: &mut usize, depth: &mut u32) -> Option<Step> {
         let src = self.src;
         let len = src.len();
         let follows = |i: usize| i < len && CLASS[src[i] as usize] & FOLLOW != 0;
-        let mut depth = 0u32;
-        let mut pos = self.pos;
-        let outcome = loop {
-            if pos >= len {
-                return None;
+        let mut p = *pos;
+        if p >= len {
+            return None;
+        }
+        let b = src[p];
+        let class = CLASS[b as usize];
+        let step = if class & WS != 0 {
+            p += 1;
+            Step::Next
+        } else if b == b'%' && follows(p + 1) {
+            p += 2;
+            while follows(p) {
+                p += 1;
             }
-            let b = src[pos];
-            let class = CLASS[b as usize];
-            if class & WS != 0 {
-                pos += 1;
-            } else if b == b'%' && follows(pos + 1) {
-                pos += 2;
-                while follows(pos) {
-                    pos += 1;
-                }
-            } else if class & ID_START != 0 || matches!(b, b'_' | b'$') {
-                let lo = pos;
-                pos += 1;
-                while follows(pos) {
-                    pos += 1;
-                }
-                self.out.tokens.push(Token {
-                    kind: TokenKind::Ident,
-                    lo: lo as u32,
-                    hi: pos as u32,
-                });
-            } else if b == b'.' && follows(pos + 1) && CLASS[src[pos + 1] as usize] & DIGIT == 0 {
-                // A modifier (`.u32`) or a vector component (`%tid.x`).
-                pos += 2;
-                while follows(pos) {
-                    pos += 1;
-                }
-            } else if class & DIGIT != 0 {
-                // A plain decimal ends at a byte that cannot continue any literal;
-                // anything else goes through the ordinary literal lexer, which decides
-                // where it ends and whether it is valid (its token is then dropped).
-                let mut end = pos + 1;
-                while end < len && CLASS[src[end] as usize] & DIGIT != 0 {
-                    end += 1;
-                }
-                let plain = (b != b'0' || end == pos + 1)
-                    && (end == len || !follows(end) && src[end] != b'.');
-                if plain {
-                    pos = end;
-                } else {
-                    let (tokens, errors) = (self.out.tokens.len(), self.out.errors.len());
-                    self.pos = pos;
-                    self.number();
-                    pos = self.pos;
-                    self.out.tokens.truncate(tokens);
-                    if self.out.errors.len() != errors {
-                        break Outcome::Full;
-                    }
-                }
+            Step::Next
+        } else if class & ID_START != 0 || matches!(b, b'_' | b'$') {
+            let lo = p;
+            p += 1;
+            while follows(p) {
+                p += 1;
+            }
+            self.out.tokens.push(Token {
+                kind: TokenKind::Ident,
+                lo: lo as u32,
+                hi: p as u32,
+            });
+            Step::Next
+        } else if b == b'.' && follows(p + 1) && CLASS[src[p + 1] as usize] & DIGIT == 0 {
+            // A modifier (`.u32`) or a vector component (`%tid.x`).
+            p += 2;
+            while follows(p) {
+                p += 1;
+            }
+            Step::Next
+        } else if class & DIGIT != 0 {
+            // A plain decimal ends at a byte that cannot continue any literal;
+            // anything else goes through the ordinary literal lexer, which decides
+            // where it ends and whether it is valid (its token is then dropped).
+            let mut end = p + 1;
+            while end < len && CLASS[src[end] as usize] & DIGIT != 0 {
+                end += 1;
+            }
+            let plain =
+                (b != b'0' || end == p + 1) && (end == len || !follows(end) && src[end] != b'.');
+            if plain {
+                p = end;
+                Step::Next
             } else {
-                match b {
-                    b';' if depth == 0 => {
-                        pos += 1;
-                        self.out.tokens.push(Token {
-                            kind: TokenKind::Punct,
-                            lo: pos as u32 - 1,
-                            hi: pos as u32,
-                        });
-                        break Outcome::Done;
-                    }
-                    b'{' | b'}' => {
-                        if b == b'{' {
-                            depth += 1;
-                        } else if depth > 0 {
-                            depth -= 1;
-                        } else {
-                            break Outcome::Full;
-                        }
-                        pos += 1;
-                        self.out.tokens.push(Token {
-                            kind: TokenKind::Punct,
-                            lo: pos as u32 - 1,
-                            hi: pos as u32,
-                        });
-                    }
-                    b'/' if pos + 1 < len && matches!(src[pos + 1], b'/' | b'*') => {
-                        self.pos = pos;
-                        self.any_token();
-                        pos = self.pos;
-                    }
-                    b',' | b'[' | b']' | b'+' | b'-' | b'(' | b')' | b'!' | b'*' | b'/' | b'|'
-                    | b'&' | b'^' | b'~' | b'<' | b'>' | b'=' | b'?' | b'@' => pos += 1,
-                    // `:`, strings, a lone `%`, `.5`, `;` inside braces, bytes outside
-                    // PTX's alphabet.
-                    _ => break Outcome::Full,
+                let (tokens, errors) = (self.out.tokens.len(), self.out.errors.len());
+                self.pos = p;
+                self.number();
+                p = self.pos;
+                // A literal takes the whole run of name characters (trailing letters
+                // are its error), which [`Self::operands`] relies on.
+                debug_assert!(p >= len || CLASS[src[p] as usize] & FOLLOW == 0);
+                self.out.tokens.truncate(tokens);
+                if self.out.errors.len() != errors {
+                    Step::End(Outcome::Full)
+                } else {
+                    Step::Next
                 }
+            }
+        } else {
+            match b {
+                b';' if *depth == 0 => {
+                    p += 1;
+                    self.out.tokens.push(Token {
+                        kind: TokenKind::Punct,
+                        lo: p as u32 - 1,
+                        hi: p as u32,
+                    });
+                    Step::End(Outcome::Done)
+                }
+                b'{' | b'}' => {
+                    if b == b'{' {
+                        *depth += 1;
+                    } else if *depth > 0 {
+                        *depth -= 1;
+                    } else {
+                        return Some(Step::End(Outcome::Full));
+                    }
+                    p += 1;
+                    self.out.tokens.push(Token {
+                        kind: TokenKind::Punct,
+                        lo: p as u32 - 1,
+                        hi: p as u32,
+                    });
+                    Step::Next
+                }
+                b'/' if p + 1 < len && matches!(src[p + 1], b'/' | b'*') => {
+                    self.pos = p;
+                    self.any_token();
+                    p = self.pos;
+                    Step::Next
+                }
+                b',' | b'[' | b']' | b'+' | b'-' | b'(' | b')' | b'!' | b'*' | b'/' | b'|'
+                | b'&' | b'^' | b'~' | b'<' | b'>' | b'=' | b'?' | b'@' => {
+                    p += 1;
+                    Step::Next
+                }
+                // `:`, strings, a lone `%`, `.5`, `;` inside braces, bytes outside
+                // PTX's alphabet.
+                _ => Step::End(Outcome::Full),
             }
         };
-        self.pos = pos;
-        Some(outcome)
+        *pos = p;
+        Some(step)
     }
+}
+
+/// What one step of [`Lexer::operands`] found.
+enum Step {
+    /// Go on with the next byte.
+    Next,
+    /// The instruction's lexing ended.
+    End(Outcome),
 }
 
 #[cfg(test)]
@@ -593,6 +636,33 @@ mod tests {
             let (compact, n) = texts(&src, true);
             assert_eq!(n, 0, "{body}");
             assert_eq!(compact, full, "{body}");
+        }
+    }
+
+    /// The operand loop resumes its vector scan after a literal, which is exact only
+    /// because a literal ends where its run of name characters ends.
+    #[test]
+    fn a_literal_takes_its_whole_run_of_name_characters() {
+        for lit in [
+            "0x1Fzz",
+            "1ezz",
+            "1.5zz",
+            "0f3F800000zz",
+            "0d3FF0000000000000zz",
+            "1uzz",
+            "12Uzz",
+            "0b101zz",
+            "0zz",
+            "07zz",
+            "1.0e5zz",
+            "1e+5zz",
+            "0x1Fu8",
+            "5U",
+        ] {
+            let stmt = format!("mov.u32 %r1, {lit};");
+            let src = format!("{HEAD}{{\n{stmt}\n}}");
+            let (full, _) = texts(&src, false);
+            assert!(full.iter().any(|t| t == lit), "{lit}: {full:?}");
         }
     }
 

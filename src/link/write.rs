@@ -25,6 +25,10 @@ use super::rope::Rope;
 /// A substitution: replace the bytes of `span` (possibly empty: an insertion).
 type Edit = (Span, Vec<u8>);
 
+/// Output symbols per parallel task when prototypes and variables are laid out:
+/// large enough that appending the pieces in order costs little next to making them.
+const CHUNK: usize = 2048;
+
 /// How debug sections are carried over.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Dwarf {
@@ -110,27 +114,44 @@ pub(crate) fn write(
         let span = inputs.modules[mi as usize].items[item].span;
         w.line(mi, span, "");
     }
-    // Prototypes of every function the module keeps (kernels need none).
-    for (o, out) in res.outs.iter().enumerate() {
-        if out.kind != SymbolKind::Function || !keep(o) {
-            continue;
-        }
-        let m = inputs.module(out.origin);
-        let sym = m.symbol(out.origin.id);
-        let d = sym.definition().unwrap_or(&sym.decls[0]);
-        let item = m.item(d.item);
-        if let ItemKind::Function(f) = &item.kind {
-            let tail = if f.noreturn { " .noreturn;" } else { ";" };
-            w.line(
-                out.origin.module,
-                Span::new(item.span.lo, f.header_end),
-                tail,
-            );
-        }
-    }
-    // Variables.
-    for &o in &var_order {
-        w.variable(o as usize);
+    // Prototypes of every function the module keeps (kernels need none), then the
+    // variables; both laid out in parallel, in chunks appended in order.
+    let edits = &w.edits;
+    let prototypes: Vec<Rope> = res
+        .outs
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(ci, outs)| {
+            let mut rope = Rope::new();
+            for (j, out) in outs.iter().enumerate() {
+                if out.kind != SymbolKind::Function || !keep(ci * CHUNK + j) {
+                    continue;
+                }
+                let m = inputs.module(out.origin);
+                let sym = m.symbol(out.origin.id);
+                let d = sym.definition().unwrap_or(&sym.decls[0]);
+                let item = m.item(d.item);
+                if let ItemKind::Function(f) = &item.kind {
+                    let tail = if f.noreturn { " .noreturn;" } else { ";" };
+                    let span = Span::new(item.span.lo, f.header_end);
+                    line(&mut rope, inputs, edits, out.origin.module, span, tail);
+                }
+            }
+            rope
+        })
+        .collect();
+    let variables: Vec<Rope> = var_order
+        .par_chunks(CHUNK)
+        .map(|os| {
+            let mut rope = Rope::new();
+            for &o in os {
+                variable(&mut rope, inputs, res, edits, o as usize);
+            }
+            rope
+        })
+        .collect();
+    for part in prototypes.into_iter().chain(variables) {
+        w.out.append(part);
     }
     // Definitions, in link order, with the module-scope pragmas between them; each
     // module's part is laid out in parallel.
@@ -208,27 +229,6 @@ impl Writer<'_, '_> {
     /// Writes `span` of module `mi` with its edits, then `tail` and a newline.
     fn line(&mut self, mi: u32, span: Span, tail: &str) {
         line(&mut self.out, self.inputs, &self.edits, mi, span, tail);
-    }
-
-    fn variable(&mut self, o: usize) {
-        let out = &self.res.outs[o];
-        let m = self.inputs.module(out.origin);
-        let sym = m.symbol(out.origin.id);
-        let d = sym.definition().unwrap_or(&sym.decls[0]);
-        let item = m.item(d.item);
-        let ItemKind::Variable(v) = &item.kind else {
-            return;
-        };
-        let decl = &v.declarators[d.declarator as usize];
-        // The part before the first declarator (linkage, space, type), then this
-        // declarator alone: items declaring several names are split.
-        let first_name = v.declarators[0].span.lo;
-        let mi = out.origin.module;
-        let prefix = Span::new(item.span.lo, first_name);
-        let edits = &self.edits[mi as usize];
-        splice(&mut self.out, mi, prefix, edits, &m.kept);
-        splice(&mut self.out, mi, decl.span, edits, &m.kept);
-        self.out.push_bytes(b";\n");
     }
 
     fn module_edits(&self, mi: u32, files: &FxHashMap<u32, u32>, dwarf: Dwarf) -> Vec<Edit> {
@@ -400,6 +400,29 @@ impl Writer<'_, '_> {
             }
         }
     }
+}
+
+/// Appends the declaration of output variable `o` (only its own declarator of an item
+/// that declares several).
+fn variable(out: &mut Rope, inputs: &Inputs, res: &Resolution, edits: &[Vec<Edit>], o: usize) {
+    let origin = res.outs[o].origin;
+    let m = inputs.module(origin);
+    let sym = m.symbol(origin.id);
+    let d = sym.definition().unwrap_or(&sym.decls[0]);
+    let item = m.item(d.item);
+    let ItemKind::Variable(v) = &item.kind else {
+        return;
+    };
+    let decl = &v.declarators[d.declarator as usize];
+    // The part before the first declarator (linkage, space, type), then this
+    // declarator alone: items declaring several names are split.
+    let first_name = v.declarators[0].span.lo;
+    let mi = origin.module;
+    let prefix = Span::new(item.span.lo, first_name);
+    let edits = &edits[mi as usize];
+    splice(out, mi, prefix, edits, &m.kept);
+    splice(out, mi, decl.span, edits, &m.kept);
+    out.push_bytes(b";\n");
 }
 
 /// The output text of the token at `span` of module `mi`: its rename, else as written.

@@ -725,13 +725,17 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
         )));
     }
     let result = link_job(job).and_then(|mut o| {
-        for (path, before) in &o.stamps {
-            if stamp(path).1 != *before {
-                return Err(fail(format!(
-                    "input {} changed while ptxld was linking it; run the link again",
-                    path.display()
-                )));
-            }
+        // One `stat` per input (thousands in a large link), so in parallel; the
+        // first changed input in command-line order is the one reported.
+        let changed = o
+            .stamps
+            .par_iter()
+            .find_first(|(path, before)| stamp(path).1 != *before);
+        if let Some((path, _)) = changed {
+            return Err(fail(format!(
+                "input {} changed while ptxld was linking it; run the link again",
+                path.display()
+            )));
         }
         let t = std::time::Instant::now();
         write_atomic_with(&job.output, &mut |w, file| o.write_to(w, file))

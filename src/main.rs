@@ -14,6 +14,9 @@ use ptxld::frontend::{check_files, parse_files};
 use ptxld::link::header::parse_version;
 use ptxld::rsp;
 
+#[cfg(target_os = "linux")]
+mod early_exit;
+
 const USAGE: &str = "\
 usage: ptxld [OPTIONS] -o OUTPUT INPUTS...
        ptxld check [--format text|json] [OPTIONS] INPUTS...
@@ -78,6 +81,9 @@ Build systems:
   --error-limit=N        stop after N errors (default 20, 0 = no limit)
   -j N, --threads=N      parse with N threads (default: all cores); the result
                          does not depend on N
+  --no-fork              link in this process; by default a child process links
+                         and this one exits as soon as the output is complete,
+                         leaving the memory teardown to the child (as mold does)
 
 Symbol rules (NVIDIA's): .extern imports; .visible beats .weak; among .weak
 definitions the FIRST in link order wins; .common and uninitialized .weak
@@ -110,6 +116,8 @@ struct Options {
     mode: Mode,
     threads: Option<usize>,
     error_limit: usize,
+    /// Link in a child and exit when its result is known (`--no-fork` turns it off).
+    fork: bool,
 }
 
 fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
@@ -124,6 +132,7 @@ fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
     let mut output: Option<PathBuf> = None;
     let (mut syntax_only, mut print_symbols) = (false, false);
     let mut threads = None;
+    let mut fork = true;
     let mut args = args.into_iter().peekable();
     let mut only_files = false;
     while let Some(arg) = args.next() {
@@ -207,6 +216,7 @@ fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
             "--fatal-warnings" => job.fatal_warnings = true,
             "--strip-debug" | "-S" => job.strip_debug = true,
             "--stats" => job.stats = true,
+            "--no-fork" => fork = false,
             "--format" if check => {
                 json = match value("--format")?.as_str() {
                     "json" => true,
@@ -272,6 +282,7 @@ fn parse_args(mut args: Vec<String>) -> Result<Option<Options>> {
         bail!("no input files (see ptxld --help)");
     }
     Ok(Some(Options {
+        fork: fork && matches!(mode, Mode::Link(_)),
         mode,
         threads,
         error_limit: job.error_limit,
@@ -357,23 +368,39 @@ fn tune_allocator() {}
 
 fn main() -> ExitCode {
     tune_allocator();
-    // Before the first thread starts (see the function).
+    let options = match parse_args(std::env::args().skip(1).collect()) {
+        Ok(Some(o)) => o,
+        Ok(None) => return ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ptxld: error: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    // Before the first thread (the Ctrl-C handler's) starts.
+    #[cfg(target_os = "linux")]
+    let reporter = options.fork.then(early_exit::fork).flatten();
+    // Before the first thread starts too (see the function), and after the fork: a
+    // child's descriptor table is copied only as large as its open descriptors need.
     ptxld::input::keep_files_open(std::env::args_os().len());
     // Ctrl-C while the output is being written leaves no temporary file behind.
     let _ = ctrlc::set_handler(|| {
         ptxld::output::remove_temporaries();
         std::process::exit(130);
     });
-    let result = parse_args(std::env::args().skip(1).collect()).and_then(|o| match o {
-        Some(o) => run(o),
-        None => Ok(true),
-    });
-    match result {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
+    let success = match run(options) {
+        Ok(ok) => ok,
         Err(e) => {
             eprintln!("ptxld: error: {e:#}");
-            ExitCode::from(1)
+            false
         }
+    };
+    #[cfg(target_os = "linux")]
+    if let Some(r) = reporter {
+        r.report(success);
+    }
+    if success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

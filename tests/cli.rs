@@ -236,12 +236,16 @@ fn link_output_is_identical_for_any_thread_count_and_to_stdout() {
     };
     let a = tmp("j1.ptx", b"");
     let b = tmp("j2.ptx", b"");
+    let c = tmp("no-fork.ptx", b"");
     run(&["-j1", "-o", s(&a)]);
     run(&["-j", "2", "-o", s(&b)]);
+    // Linked in this process rather than in a forked child (src/early_exit.rs).
+    run(&["--no-fork", "-o", s(&c)]);
     let stdout = run(&["-o", "-"]).stdout;
     let one = std::fs::read(&a).unwrap();
     assert!(one.len() > 10_000);
     assert_eq!(one, std::fs::read(&b).unwrap());
+    assert_eq!(one, std::fs::read(&c).unwrap());
     assert_eq!(one, stdout);
 }
 

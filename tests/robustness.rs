@@ -425,6 +425,35 @@ fn ctrl_c_while_reading_exits_130_and_leaves_nothing() {
     assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
 }
 
+/// The command forks and a child links (src/early_exit.rs). Killed outright (SIGKILL
+/// leaves it no chance to pass the signal on) while the child waits for an input, the
+/// command takes the child with it (the kernel's parent-death signal): nothing goes on
+/// linking in the background, and no output or temporary file is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn killing_the_command_stops_its_linking_child() {
+    let d = dir("sigkill-parent");
+    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
+    let fifo = d.join("b.fifo");
+    mkfifo(&fifo);
+    let _writer = hold_fifo(&fifo);
+    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let mut child = await_open(child, &fifo);
+    let worker = linking_pid(child.id());
+    assert_ne!(worker, child.id(), "ptxld links in a child by default");
+    let st = std::process::Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // Not `wait_output`: a child left running would hold the output pipes open.
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), None, "killed by a signal: {status}");
+    wait_until("the linking child exits", || has_exited(worker));
+    assert!(!d.join("out.ptx").exists());
+    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+}
+
 /// Ctrl-C while the temporary output file is being written removes it. To stop ptxld
 /// in the middle of writing without a test hook, the test creates the temporary's path
 /// (`.out.ptx.ptxld-PID.tmp`, known once ptxld runs and waits for its FIFO input) as a
@@ -441,7 +470,7 @@ fn ctrl_c_while_writing_removes_the_temporary_file() {
     let writer = hold_fifo(&fifo);
     let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
     let child = await_open(child, &fifo);
-    let tmp = d.join(format!(".out.ptx.ptxld-{}.tmp", child.id()));
+    let tmp = d.join(format!(".out.ptx.ptxld-{}.tmp", linking_pid(child.id())));
     mkfifo(&tmp);
     let _tmp_reader = hold_fifo(&tmp);
     feed(writer, &module("b_var"));

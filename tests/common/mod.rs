@@ -175,17 +175,28 @@ pub fn wait_output(mut child: std::process::Child) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
-/// True if process `pid` has `path` open (Linux: a link in `/proc/PID/fd`). False
-/// once the process has exited.
+/// True if process `pid`, or the child it forked to link (see [`linking_pid`]), has
+/// `path` open (Linux: a link in `/proc/PID/fd`). False once they have exited.
 pub fn has_open(pid: u32, path: &Path) -> bool {
     let Ok(want) = std::fs::canonicalize(path) else {
         return false;
     };
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return false;
-    };
-    fds.flatten()
-        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == want))
+    [pid, linking_pid(pid)].iter().any(|p| {
+        std::fs::read_dir(format!("/proc/{p}/fd")).is_ok_and(|fds| {
+            fds.flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == want))
+        })
+    })
+}
+
+/// The process that does the linking for the `ptxld` started as `pid`: by default
+/// the command forks and a child links (src/early_exit.rs), so the child if there is
+/// one (Linux: `/proc/PID/task/PID/children`), else `pid` itself.
+pub fn linking_pid(pid: u32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .ok()
+        .and_then(|c| c.split_whitespace().next().and_then(|p| p.parse().ok()))
+        .unwrap_or(pid)
 }
 
 /// Whether process `pid` has exited (or is a zombie not yet collected).

@@ -401,17 +401,26 @@ fn input_changed_during_the_link_fails_it() {
     }
 }
 
+/// A ptxld linking `a.ptx` and the FIFO `b.fifo` in a new folder `name`, once it waits
+/// for the FIFO's data: the folder, the FIFO's writer (ptxld waits while it is held)
+/// and the process.
+#[cfg(target_os = "linux")]
+fn link_waiting_for_a_fifo(name: &str) -> (PathBuf, std::fs::File, std::process::Child) {
+    let d = dir(name);
+    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
+    let fifo = d.join("b.fifo");
+    mkfifo(&fifo);
+    let writer = hold_fifo(&fifo);
+    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let child = await_open(child, &fifo);
+    (d, writer, child)
+}
+
 /// Ctrl-C while ptxld waits for an input: exit status 130, no output, no temporary.
 #[cfg(target_os = "linux")]
 #[test]
 fn ctrl_c_while_reading_exits_130_and_leaves_nothing() {
-    let d = dir("sigint-read");
-    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
-    let fifo = d.join("b.fifo");
-    mkfifo(&fifo);
-    let _writer = hold_fifo(&fifo);
-    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
-    let child = await_open(child, &fifo);
+    let (d, _writer, child) = link_waiting_for_a_fifo("sigint-read");
     interrupt(child.id());
     let o = wait_output(child);
     assert_eq!(
@@ -432,13 +441,7 @@ fn ctrl_c_while_reading_exits_130_and_leaves_nothing() {
 #[cfg(target_os = "linux")]
 #[test]
 fn killing_the_command_stops_its_linking_child() {
-    let d = dir("sigkill-parent");
-    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
-    let fifo = d.join("b.fifo");
-    mkfifo(&fifo);
-    let _writer = hold_fifo(&fifo);
-    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
-    let mut child = await_open(child, &fifo);
+    let (d, _writer, mut child) = link_waiting_for_a_fifo("sigkill-parent");
     let worker = linking_pid(child.id());
     assert_ne!(worker, child.id(), "ptxld links in a child by default");
     let st = std::process::Command::new("kill")

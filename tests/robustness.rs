@@ -266,6 +266,17 @@ fn temporaries(d: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that the link in `d` failed with exit status 1 and an error containing
+/// `error`, leaving neither `out.ptx` nor a temporary file.
+#[cfg(target_os = "linux")]
+fn failed_leaving_nothing(o: &std::process::Output, d: &Path, error: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(error), "{err}");
+    assert!(!d.join("out.ptx").exists());
+    assert!(temporaries(d).is_empty(), "{:?}", temporaries(d));
+}
+
 /// A module defining `.visible .global .u32 NAME`.
 #[cfg(target_os = "linux")]
 fn module(name: &str) -> String {
@@ -307,14 +318,7 @@ fn fifo_without_a_writer_is_refused_without_blocking() {
     mkfifo(&d.join("x.fifo"));
     // Before, ptxld blocked in open() forever here (as `cat x.fifo` does).
     let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "x.fifo"]));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("error: x.fifo: is a FIFO with no writer; "),
-        "{err}"
-    );
-    assert!(!d.join("out.ptx").exists());
-    assert!(temporaries(&d).is_empty());
+    failed_leaving_nothing(&o, &d, "error: x.fifo: is a FIFO with no writer; ");
     // The same for --syntax-only, which reads inputs in parallel.
     let o = wait_output(spawn_ptxld_in(&d, &["--syntax-only", "x.fifo"]));
     assert_eq!(o.status.code(), Some(1));
@@ -389,15 +393,11 @@ fn input_changed_during_the_link_fails_it() {
             std::fs::remove_file(d.join("out.ptx")).unwrap();
             continue;
         }
-        assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(
-            err.contains(
-                "error: input a.ptx changed while ptxld was linking it; run the link again"
-            ),
-            "{err}"
+        failed_leaving_nothing(
+            &o,
+            &d,
+            "error: input a.ptx changed while ptxld was linking it; run the link again",
         );
-        assert!(!d.join("out.ptx").exists());
-        assert!(temporaries(&d).is_empty());
     }
 }
 
@@ -561,14 +561,7 @@ fn unreadable_input_and_read_only_output_directory() {
         .args(["-o", "out.ptx", "a.ptx", "secret.ptx"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("error: cannot read secret.ptx: Permission denied"),
-        "{err}"
-    );
-    assert!(!d.join("out.ptx").exists());
-    assert!(temporaries(&d).is_empty());
+    failed_leaving_nothing(&o, &d, "error: cannot read secret.ptx: Permission denied");
 
     let mut ptxld = unprivileged_ptxld(&d).unwrap();
     let o = ptxld.args(["-o", "ro/out.ptx", "a.ptx"]).output().unwrap();

@@ -178,12 +178,17 @@ fn parse_from_copy(id: FileId, f: &SourceFile) -> Parsed {
         pages.release();
         return parsed;
     }
+    // The buffer keeps the length of the largest file it held, so that it is zeroed
+    // only where it grows.
     let mut buf = COPY.take();
-    buf.resize(f.bytes().len(), 0);
+    let len = f.bytes().len();
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
     // A file rewritten since it was mapped is caught by the stamp check before the
     // output is written; if it cannot be read whole, the mapping is parsed.
-    let parsed = if pages.read_at(0, &mut buf) {
-        parse_reusing_tokens(id, &buf)
+    let parsed = if pages.read_at(0, &mut buf[..len]) {
+        parse_reusing_tokens(id, &buf[..len])
     } else {
         parse_reusing_tokens(id, f.bytes())
     };

@@ -14,6 +14,7 @@ use crate::source::{FileId, Span};
 
 mod compact;
 mod operand_skip;
+mod scan;
 
 /// What a token is. The token's text is always its span in the source.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -235,7 +236,7 @@ impl<'a> Lexer<'a> {
     fn run(&mut self) {
         let len = self.src.len();
         loop {
-            self.common_tokens();
+            self.common_tokens::<false>();
             if self.pos >= len {
                 break;
             }
@@ -267,8 +268,9 @@ impl<'a> Lexer<'a> {
     /// The hot loop: whitespace, identifiers, directives and one-byte punctuation
     /// (nearly all bytes of real PTX), with the position in a register. Returns at
     /// the end of input, at a brace (the module-scope depth is counted in
-    /// [`Lexer::run`]) or at the first byte that needs [`Lexer::any_token`].
-    fn common_tokens(&mut self) {
+    /// [`Lexer::run`]) or at the first byte that needs [`Lexer::any_token`]. With
+    /// `STATEMENT`, also right after a `;` (the end of a statement in a body).
+    fn common_tokens<const STATEMENT: bool>(&mut self) {
         let src = self.src;
         let len = src.len();
         let tokens = &mut self.out.tokens;
@@ -313,6 +315,9 @@ impl<'a> Lexer<'a> {
                 lo: lo as u32,
                 hi: pos as u32,
             });
+            if STATEMENT && b == b';' {
+                break;
+            }
         }
         self.pos = pos;
     }
@@ -356,7 +361,7 @@ impl<'a> Lexer<'a> {
                     self.push(TokenKind::Punct, lo);
                 }
             } else if b == b'/' && self.peek(1) == b'/' {
-                let end = memchr_newline(&self.src[lo..]).map_or(len, |i| lo + i);
+                let end = scan::find_newline(&self.src[lo..]).map_or(len, |i| lo + i);
                 self.pos = end;
                 self.out.comments.push(Span::new(lo as u32, end as u32));
                 self.check_ascii(lo, end, "comment");
@@ -460,7 +465,7 @@ impl<'a> Lexer<'a> {
         if self.warned_non_ascii {
             return;
         }
-        if let Some(i) = self.src[lo..hi].iter().position(|b| !b.is_ascii()) {
+        if let Some(i) = scan::first_non_ascii(&self.src[lo..hi]) {
             self.warned_non_ascii = true;
             let at = lo + i;
             self.out.errors.push(Diagnostic::warning(
@@ -616,10 +621,6 @@ impl<'a> Lexer<'a> {
         self.error(lo, self.pos, msg.to_string());
         TokenKind::Error
     }
-}
-
-fn memchr_newline(hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == b'\n')
 }
 
 #[cfg(test)]

@@ -16,13 +16,52 @@
 //! the body is lexed in full.
 
 use super::operand_skip::next_event;
-use super::{memchr_newline, Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, ID_START, WS};
+use super::scan::find_newline;
+use super::{Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, HEX, ID_START, WS};
 
 /// The position of the first byte at or after `pos` that [`SKIP`] marks, or
-/// `src.len()`. Sixteen bytes at a time with SSE2 (part of every x86-64 CPU): most
-/// of a body is skipped here.
+/// `src.len()`. Thirty-two bytes at a time with AVX2 where the CPU has it, sixteen
+/// with SSE2 (part of every x86-64 CPU): most of a body is skipped here.
 #[cfg(target_arch = "x86_64")]
-fn next_skip_byte(src: &[u8], mut pos: usize) -> usize {
+fn next_skip_byte(src: &[u8], pos: usize) -> usize {
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { next_skip_byte_avx2(src, pos) };
+    }
+    next_skip_byte_sse2(src, pos)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn next_skip_byte_avx2(src: &[u8], mut pos: usize) -> usize {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
+        _mm256_set1_epi8,
+    };
+    let [open, close, slash, quote, nul] =
+        [b'{', b'}', b'/', b'"', 0].map(|b| _mm256_set1_epi8(b as i8));
+    while pos + 32 <= src.len() {
+        // SAFETY: the load reads the 32 bytes `pos..pos + 32`, inside `src`; unaligned
+        // loads are allowed.
+        let v = unsafe { _mm256_loadu_si256(src.as_ptr().add(pos) as *const __m256i) };
+        let hits = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(v, open), _mm256_cmpeq_epi8(v, close)),
+            _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpeq_epi8(v, slash), _mm256_cmpeq_epi8(v, quote)),
+                _mm256_cmpeq_epi8(v, nul),
+            ),
+        );
+        let mask = _mm256_movemask_epi8(hits) as u32;
+        if mask != 0 {
+            return pos + mask.trailing_zeros() as usize;
+        }
+        pos += 32;
+    }
+    next_skip_byte_sse2(src, pos)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn next_skip_byte_sse2(src: &[u8], mut pos: usize) -> usize {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
@@ -165,7 +204,7 @@ impl Lexer<'_> {
                     }
                 }
                 b'/' if src.get(pos + 1) == Some(&b'/') => {
-                    pos = memchr_newline(&src[pos..]).map_or(src.len(), |i| pos + i);
+                    pos = find_newline(&src[pos..]).map_or(src.len(), |i| pos + i);
                     continue;
                 }
                 b'/' if src.get(pos + 1) == Some(&b'*') => {
@@ -259,9 +298,7 @@ impl Lexer<'_> {
     fn skip_trivia(&mut self) -> Option<()> {
         let src = self.src;
         loop {
-            while self.pos < src.len() && CLASS[src[self.pos] as usize] & WS != 0 {
-                self.pos += 1;
-            }
+            self.pos = super::scan::skip_whitespace(src, self.pos);
             if self.pos >= src.len() {
                 return None;
             }
@@ -286,6 +323,16 @@ impl Lexer<'_> {
     fn full_statement(&mut self) -> Option<()> {
         let mut depth = 0u32;
         loop {
+            // Identifiers, `%`-names, modifiers and most punctuation in the lexer's
+            // tight loop, through a `;`; the rest (braces, literals, comments) below.
+            let before = self.out.tokens.len();
+            self.common_tokens::<true>();
+            if self.out.tokens.len() > before && self.src[self.pos - 1] == b';' {
+                if depth == 0 {
+                    return Some(());
+                }
+                continue;
+            }
             let t = self.lex_one()?;
             if t.kind == TokenKind::Punct {
                 match t.text(self.src) {
@@ -491,6 +538,9 @@ impl Lexer<'_> {
             if plain {
                 p = end;
                 Step::Next
+            } else if let Some(end) = hex_float_end(src, p) {
+                p = end;
+                Step::Next
             } else {
                 let (tokens, errors) = (self.out.tokens.len(), self.out.errors.len());
                 self.pos = p;
@@ -554,6 +604,26 @@ impl Lexer<'_> {
     }
 }
 
+/// At a literal starting `0f` or `0d`: the end of a valid exact hex float (exactly 8
+/// or 16 hex digits, then a byte no literal continues with), which lexes as one
+/// token without a diagnostic; `None` for anything else. libdevice's operands are
+/// full of them (`0f3F800000`).
+#[inline]
+fn hex_float_end(src: &[u8], p: usize) -> Option<usize> {
+    let want = match src.get(p + 1)? {
+        b'f' | b'F' => 8,
+        b'd' | b'D' => 16,
+        _ => return None,
+    };
+    let end = p + 2 + want;
+    let digits = src.get(p + 2..end)?;
+    let hex = digits.iter().all(|&b| CLASS[b as usize] & HEX != 0);
+    let ends = src
+        .get(end)
+        .is_none_or(|&b| CLASS[b as usize] & FOLLOW == 0);
+    (src[p] == b'0' && hex && ends).then_some(end)
+}
+
 /// What one step of [`Lexer::operands`] found.
 enum Step {
     /// Go on with the next byte.
@@ -564,6 +634,7 @@ enum Step {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::lexer::{lex_bodies_into, Bodies};
     use crate::source::FileId;
 
@@ -583,6 +654,28 @@ mod tests {
     }
 
     const HEAD: &str = ".visible .func (.param .b32 r) f(.param .b32 p)\n";
+
+    /// The vector scans that skip a body find the same byte as the byte loop, for
+    /// each byte value at each position of runs around the vector widths.
+    #[test]
+    fn body_skip_scans_agree_with_the_byte_loop() {
+        for b in 0..=255u8 {
+            for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100] {
+                for at in 0..len {
+                    let mut hay: Vec<u8> = (0..len)
+                        .map(|i| b"ld.u32 %r1, [a+4];\n\t"[i % 20])
+                        .collect();
+                    hay[at] = b;
+                    for pos in [0, 1, 3].into_iter().filter(|&p| p <= len) {
+                        let want = next_skip_byte_scalar(&hay, pos);
+                        assert_eq!(next_skip_byte(&hay, pos), want, "{hay:?} from {pos}");
+                        #[cfg(target_arch = "x86_64")]
+                        assert_eq!(next_skip_byte_sse2(&hay, pos), want, "{hay:?} from {pos}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn instructions_keep_opcode_names_braces_and_semicolon() {

@@ -31,62 +31,70 @@ fn next_skip_byte(src: &[u8], pos: usize) -> usize {
     next_skip_byte_sse2(src, pos)
 }
 
+/// The loop of [`next_skip_byte`] at one vector width: `$width` bytes per step with
+/// the given load, broadcast, compare, or and mask intrinsics, then `$rest` from
+/// where a whole vector no longer fits.
+#[cfg(target_arch = "x86_64")]
+macro_rules! skip_loop {
+    ($src:ident, $pos:ident, $width:literal, $vec:ty, $load:ident, $set1:ident, $eq:ident,
+     $or:ident, $movemask:ident, $rest:ident) => {{
+        use std::arch::x86_64::{$eq, $load, $movemask, $or, $set1};
+        // SAFETY: the caller's CPU has the intrinsics' feature (SSE2 is in the x86-64
+        // baseline; AVX2 was detected); each load reads `$width` bytes from `$pos`,
+        // inside `src` (checked by the loop), and unaligned loads are allowed.
+        unsafe {
+            let [open, close, slash, quote, nul] =
+                [b'{', b'}', b'/', b'"', 0].map(|b| $set1(b as i8));
+            while $pos + $width <= $src.len() {
+                let v = $load($src.as_ptr().add($pos) as *const $vec);
+                let hits = $or(
+                    $or($eq(v, open), $eq(v, close)),
+                    $or($or($eq(v, slash), $eq(v, quote)), $eq(v, nul)),
+                );
+                let mask = $movemask(hits) as u32;
+                if mask != 0 {
+                    return $pos + mask.trailing_zeros() as usize;
+                }
+                $pos += $width;
+            }
+        }
+        $rest($src, $pos)
+    }};
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn next_skip_byte_avx2(src: &[u8], mut pos: usize) -> usize {
-    use std::arch::x86_64::{
-        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
+    use std::arch::x86_64::__m256i;
+    skip_loop!(
+        src,
+        pos,
+        32,
+        __m256i,
+        _mm256_loadu_si256,
         _mm256_set1_epi8,
-    };
-    let [open, close, slash, quote, nul] =
-        [b'{', b'}', b'/', b'"', 0].map(|b| _mm256_set1_epi8(b as i8));
-    while pos + 32 <= src.len() {
-        // SAFETY: the load reads the 32 bytes `pos..pos + 32`, inside `src`; unaligned
-        // loads are allowed.
-        let v = unsafe { _mm256_loadu_si256(src.as_ptr().add(pos) as *const __m256i) };
-        let hits = _mm256_or_si256(
-            _mm256_or_si256(_mm256_cmpeq_epi8(v, open), _mm256_cmpeq_epi8(v, close)),
-            _mm256_or_si256(
-                _mm256_or_si256(_mm256_cmpeq_epi8(v, slash), _mm256_cmpeq_epi8(v, quote)),
-                _mm256_cmpeq_epi8(v, nul),
-            ),
-        );
-        let mask = _mm256_movemask_epi8(hits) as u32;
-        if mask != 0 {
-            return pos + mask.trailing_zeros() as usize;
-        }
-        pos += 32;
-    }
-    next_skip_byte_sse2(src, pos)
+        _mm256_cmpeq_epi8,
+        _mm256_or_si256,
+        _mm256_movemask_epi8,
+        next_skip_byte_sse2
+    )
 }
 
 #[cfg(target_arch = "x86_64")]
 fn next_skip_byte_sse2(src: &[u8], mut pos: usize) -> usize {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
-    // SAFETY: SSE2 is in the x86-64 baseline; every load reads 16 bytes inside `src`
-    // (`pos + 16 <= src.len()`), unaligned loads are allowed.
-    unsafe {
-        let [open, close, slash, quote, nul] =
-            [b'{', b'}', b'/', b'"', 0].map(|b| _mm_set1_epi8(b as i8));
-        while pos + 16 <= src.len() {
-            let v = _mm_loadu_si128(src.as_ptr().add(pos) as *const __m128i);
-            let hits = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(v, open), _mm_cmpeq_epi8(v, close)),
-                _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi8(v, slash), _mm_cmpeq_epi8(v, quote)),
-                    _mm_cmpeq_epi8(v, nul),
-                ),
-            );
-            let mask = _mm_movemask_epi8(hits) as u32;
-            if mask != 0 {
-                return pos + mask.trailing_zeros() as usize;
-            }
-            pos += 16;
-        }
-    }
-    next_skip_byte_scalar(src, pos)
+    use std::arch::x86_64::__m128i;
+    skip_loop!(
+        src,
+        pos,
+        16,
+        __m128i,
+        _mm_loadu_si128,
+        _mm_set1_epi8,
+        _mm_cmpeq_epi8,
+        _mm_or_si128,
+        _mm_movemask_epi8,
+        next_skip_byte_scalar
+    )
 }
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -162,7 +162,7 @@ impl Rope {
     /// Writes the output to `w` with vectored writes. The text of mapped inputs is
     /// read run by run (by a helper thread when there are two or more; see
     /// `link::pager`) rather than through their mappings, and written in batches of
-    /// runs of about [`BATCH_BYTES`]. When `w` writes to the file `out`, large pieces
+    /// runs of about `BATCH_BYTES`. When `w` writes to the file `out`, large pieces
     /// of input files are copied by the kernel instead (64 KiB and more).
     pub fn write_to(
         &self,

@@ -57,10 +57,9 @@ struct Fixture {
 
 impl Fixture {
     fn new(name: &str) -> Fixture {
-        let dir = std::env::temp_dir().join(format!("ptxld-bs-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Fixture { dir }
+        Fixture {
+            dir: scratch(&format!("bs-{name}")),
+        }
     }
     fn file(&self, name: &str, text: &str) -> &Self {
         std::fs::write(self.dir.join(name), text).unwrap();
@@ -609,8 +608,8 @@ fn link_map_and_symbol_trace() {
          ptxld: 2-b.ptx: wf: bound to the definition at 1-a.ptx:9:30\n"
     );
     let dir = case("common-sizes-largest");
-    let map = std::env::temp_dir().join(format!("ptxld-map-{}.txt", std::process::id()));
-    let out = std::env::temp_dir().join(format!("ptxld-map-{}.ptx", std::process::id()));
+    let trace_dir = scratch("map-trace");
+    let (map, out) = (trace_dir.join("map.txt"), trace_dir.join("out.ptx"));
     let o = ptxld(
         &dir,
         &[

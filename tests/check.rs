@@ -109,7 +109,7 @@ fn abi_violations_are_warnings_with_locations() {
     );
     assert!(text.contains(">>> violations.ptx:2:10\n"), "{text}");
     // In a link they are warnings; --fatal-warnings makes them errors.
-    let out = std::env::temp_dir().join(format!("ptxld-abi-{}.ptx", std::process::id()));
+    let out = scratch("abi").join("out.ptx");
     let o = ptxld(
         &dir,
         &[

@@ -17,7 +17,9 @@ fn ptxld(args: &[&str]) -> Output {
 }
 
 fn tmp(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ptxld-cli-{}", std::process::id()));
+    // One folder shared by the tests of this file, which run at the same time:
+    // created, never emptied, under cargo's per-target temporary folder.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, contents).unwrap();

@@ -28,9 +28,7 @@ fn ok(out: Output) -> Output {
 }
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ptxld-cont-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    scratch(&format!("cont-{name}"))
 }
 
 fn s(p: &Path) -> &str {

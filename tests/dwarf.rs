@@ -25,10 +25,7 @@ fn fixture(rel: &str) -> PathBuf {
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ptxld-dwarf-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch(&format!("dwarf-{name}"))
 }
 
 /// What the inputs say the output must hold.

@@ -202,9 +202,7 @@ fn ptxas_accepts_every_fixture_with_all_symbols_renamed() {
 }
 
 pub fn tempdir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("ptxld-test-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    scratch(&format!("frontend-{name}"))
 }
 
 #[test]

@@ -192,8 +192,7 @@ fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
     let cases = cases();
     assert!(cases.len() >= 40, "only {} link cases", cases.len());
     let ptxas = ptxas();
-    let tmp = std::env::temp_dir().join(format!("ptxld-link-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = scratch("link-cases");
     // Two workers: the machine has two cores and each case runs three processes.
     let results: Vec<(String, Vec<String>)> = std::thread::scope(|s| {
         let chunks: Vec<&[Case]> = cases.chunks(cases.len().div_ceil(2)).collect();

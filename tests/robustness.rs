@@ -10,10 +10,7 @@ use std::process::Output;
 use common::*;
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ptxld-rob-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    scratch(&format!("rob-{name}"))
 }
 
 fn ptxld(d: &Path, args: &[&str]) -> Output {

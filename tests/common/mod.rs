@@ -7,6 +7,16 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A fresh, empty scratch directory for one test, under cargo's per-target
+/// temporary folder: each run replaces the last one's files instead of leaving
+/// another set in the system's temporary directory, and `cargo clean` removes it.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Every `*.ptx` file below `dir`, sorted.
 pub fn ptx_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -150,12 +150,28 @@ pub fn lex_bodies_into(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bod
     lex_with(file, src, tokens, bodies)
 }
 
+/// Whether an identifier may name a module-scope symbol of the module being lexed.
+pub type MayBeSymbol<'f> = &'f dyn Fn(&[u8]) -> bool;
+
 /// Lexes the function body whose `{` is at `lo` (one a [`Bodies::Deferred`] lexing
 /// left out) into `tokens`: compactly if that is exact, in full otherwise. Returns
 /// the tokens, comments and diagnostics, and the position after the body's `}` (the
 /// end of input if it has none).
-pub fn lex_body(file: FileId, src: &[u8], lo: usize, tokens: Vec<Token>) -> (Lexed, usize) {
+///
+/// With `symbols`, a compactly lexed instruction also leaves out the operand
+/// identifiers for which it says false, and the whole instruction (opcode, guard,
+/// braces, `;`) when nothing of it is left: the body walk would find no reference
+/// in it. Labels and declarations keep all their tokens, so shadowing and the
+/// names debug sections look for are as before.
+pub fn lex_body(
+    file: FileId,
+    src: &[u8],
+    lo: usize,
+    tokens: Vec<Token>,
+    symbols: Option<MayBeSymbol<'_>>,
+) -> (Lexed, usize) {
     let mut lx = Lexer::new(file, src, tokens, Bodies::Compact);
+    lx.symbols = symbols;
     lx.pos = lo;
     if !lx.compact_body() {
         lx.full_body();
@@ -188,6 +204,8 @@ struct Lexer<'a> {
     bodies: Bodies,
     /// Brace depth at module scope (bodies lexed compactly are not counted).
     depth: u32,
+    /// In a body lexed by [`lex_body`] with it: which operand identifiers to keep.
+    symbols: Option<MayBeSymbol<'a>>,
 }
 
 impl<'a> Lexer<'a> {
@@ -200,6 +218,7 @@ impl<'a> Lexer<'a> {
             warned_non_ascii: false,
             bodies,
             depth: 0,
+            symbols: None,
             out: Lexed {
                 tokens,
                 ..Lexed::default()

@@ -420,6 +420,8 @@ impl Lexer<'_> {
         let start = self.mark();
         let src = self.src;
         let guarded = src[self.pos] == b'@';
+        // Whether the guard may be a reference (see `lex_body`).
+        let mut guard_kept = false;
         if guarded {
             self.punct1();
             self.skip_trivia()?;
@@ -430,6 +432,7 @@ impl Lexer<'_> {
             if guard.kind != TokenKind::Ident {
                 return None;
             }
+            guard_kept = self.symbols.is_none_or(|may| may(guard.text(src)));
             self.skip_trivia()?;
             let b = src[self.pos];
             if CLASS[b as usize] & ID_START == 0 && !matches!(b, b'_' | b'$') {
@@ -461,7 +464,18 @@ impl Lexer<'_> {
             return self.full_statement();
         }
         self.out.tokens.push(opcode);
+        let opcode_at = self.out.tokens.len() - 1;
         match self.operands()? {
+            // Only the opcode and `;` are left: with `symbols`, the walk would find
+            // nothing here, so the instruction is left out (comments stay recorded).
+            Outcome::Done
+                if self.symbols.is_some()
+                    && !guard_kept
+                    && self.out.tokens.len() == opcode_at + 2 =>
+            {
+                self.out.tokens.truncate(start.tokens);
+                Some(())
+            }
             Outcome::Done => Some(()),
             Outcome::Full => {
                 self.reset(start);
@@ -520,11 +534,13 @@ impl Lexer<'_> {
             while follows(p) {
                 p += 1;
             }
-            self.out.tokens.push(Token {
-                kind: TokenKind::Ident,
-                lo: lo as u32,
-                hi: p as u32,
-            });
+            if self.symbols.is_none_or(|may| may(&src[lo..p])) {
+                self.out.tokens.push(Token {
+                    kind: TokenKind::Ident,
+                    lo: lo as u32,
+                    hi: p as u32,
+                });
+            }
             Step::Next
         } else if b == b'.' && follows(p + 1) && CLASS[src[p + 1] as usize] & DIGIT == 0 {
             // A modifier (`.u32`) or a vector component (`%tid.x`).
@@ -584,11 +600,15 @@ impl Lexer<'_> {
                         return Some(Step::End(Outcome::Full));
                     }
                     p += 1;
-                    self.out.tokens.push(Token {
-                        kind: TokenKind::Punct,
-                        lo: p as u32 - 1,
-                        hi: p as u32,
-                    });
+                    // The walk needs operand braces only to find the `;` that ends
+                    // the instruction, and a `;` inside them is never lexed compactly.
+                    if self.symbols.is_none() {
+                        self.out.tokens.push(Token {
+                            kind: TokenKind::Punct,
+                            lo: p as u32 - 1,
+                            hi: p as u32,
+                        });
+                    }
                     Step::Next
                 }
                 b'/' if p + 1 < len && matches!(src[p + 1], b'/' | b'*') => {
@@ -699,6 +719,38 @@ mod tests {
             "mov", "{", "}", "g", ";", "}",
         ];
         assert_eq!(body_toks, want);
+    }
+
+    /// With a symbol filter, instructions that may name no module-scope symbol are
+    /// left out whole; the rest keep their opcode, `;` and the identifiers that may.
+    #[test]
+    fn a_symbol_filter_leaves_out_instructions_that_name_none() {
+        let body = "{\n .reg .b32 %r<3>;\n ld.param.u32 %r1, [p+4];\n ld.global.u32 %r2, [g];\n\
+                    @%p1 bra L;\n@g bra L;\nL:\n mov.b64 {%r1, %r2}, %rd1; // c\n ret;\n}";
+        let src = format!("{HEAD}{body}");
+        let lo = src.find('{').unwrap();
+        let may = |name: &[u8]| name == b"g";
+        let (lexed, end) =
+            crate::lexer::lex_body(FileId(0), src.as_bytes(), lo, Vec::new(), Some(&may));
+        assert_eq!(end, src.len());
+        let toks: Vec<&str> = lexed
+            .tokens
+            .iter()
+            .map(|t| std::str::from_utf8(t.text(src.as_bytes())).unwrap())
+            .collect();
+        let want = [
+            "{", ".reg", ".b32", "%r", "<", "3", ">", ";", // declarations in full
+            "ld", "g", ";", // only the identifier that may be a symbol
+            "@", "g", "bra", ";", // a guard that may be one keeps the instruction
+            "L", ":", // labels stay (they shadow)
+            "}",
+        ];
+        assert_eq!(toks, want);
+        assert_eq!(
+            lexed.comments.len(),
+            1,
+            "comments of left-out instructions stay"
+        );
     }
 
     #[test]

@@ -65,8 +65,9 @@ impl<'d> DeferredBodies<'d> {
         }
     }
 
-    /// The tokens of `body` if it was deferred (bodies are asked for in order).
-    fn tokens(&mut self, file: FileId, src: &[u8], body: Span) -> Option<&[Token]> {
+    /// The tokens of `body` if it was deferred (bodies are asked for in order),
+    /// without the instructions and operands that name none of `names`.
+    fn tokens(&mut self, file: FileId, src: &[u8], body: Span, names: &Names) -> Option<&[Token]> {
         while self.opens.get(self.next).is_some_and(|&lo| lo < body.lo) {
             self.next += 1;
         }
@@ -75,11 +76,13 @@ impl<'d> DeferredBodies<'d> {
         }
         self.next += 1;
         self.again = None;
+        let may_be_symbol = |name: &[u8]| names.get(name).is_some();
         let (lexed, end) = lex_body(
             file,
             src,
             body.lo as usize,
             std::mem::take(&mut self.tokens),
+            Some(&may_be_symbol),
         );
         if !lexed.errors.is_empty() || end != body.hi as usize {
             self.exact = false;
@@ -98,11 +101,13 @@ impl<'d> DeferredBodies<'d> {
     fn tokens_again(&mut self, file: FileId, src: &[u8], body: Span) -> Option<&[Token]> {
         self.opens.binary_search(&body.lo).ok()?;
         if self.again != Some(body.lo) {
+            // Every token: debug sections look for a label's uses as operands.
             let (lexed, _) = lex_body(
                 file,
                 src,
                 body.lo as usize,
                 std::mem::take(&mut self.tokens),
+                None,
             );
             self.tokens = lexed.tokens;
             self.again = Some(body.lo);
@@ -326,7 +331,7 @@ pub(crate) fn resolve(
             }
             ItemKind::Function(f) if split.is_none() => {
                 if let Some(body) = &f.body {
-                    let toks = match deferred.tokens(file, src, body.span) {
+                    let toks = match deferred.tokens(file, src, body.span, &names) {
                         Some(toks) => toks,
                         None => &m.tokens[body.tokens.range()],
                     };
@@ -507,7 +512,7 @@ fn walk_bodies_split<'s>(
             let mut out = BodiesOut::default();
             for &(item, f, span) in group.iter() {
                 let Some(body) = &f.body else { continue };
-                let toks = match deferred.tokens(m.file, src, span) {
+                let toks = match deferred.tokens(m.file, src, span, names) {
                     Some(toks) => toks,
                     None => &m.tokens[body.tokens.range()],
                 };

@@ -96,6 +96,45 @@ impl Bytes {
         false
     }
 
+    /// Bytes `lo..lo + len` of a mapped file kept open, as [`Self::read_at`] reads
+    /// them, into a new vector that is not zeroed first: the kernel fills it. (The
+    /// writer reads about as many bytes as it writes; zeroing its buffers cost a
+    /// `memset` of the whole output.) `None` where `read_at` gives false.
+    pub fn read_vec_at(&self, lo: u64, len: usize) -> Option<Vec<u8>> {
+        #[cfg(unix)]
+        if let Bytes::Mapped(map, _, Some(f)) = self {
+            use std::os::fd::AsRawFd;
+            if lo + len as u64 > map.len() as u64 {
+                return None;
+            }
+            let mut buf: Vec<u8> = Vec::with_capacity(len);
+            let mut done = 0;
+            while done < len {
+                // SAFETY: the kernel writes at most `len - done` bytes at offset
+                // `done` of the buffer's `len` bytes of capacity.
+                let n = unsafe {
+                    libc::pread(
+                        f.as_raw_fd(),
+                        buf.as_mut_ptr().add(done).cast(),
+                        len - done,
+                        (lo + done as u64) as libc::off_t,
+                    )
+                };
+                match n {
+                    0 => return None,
+                    n if n > 0 => done += n as usize,
+                    _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+                    _ => return None,
+                }
+            }
+            // SAFETY: the reads above wrote all `len` bytes.
+            unsafe { buf.set_len(len) };
+            return Some(buf);
+        }
+        let _ = (lo, len);
+        None
+    }
+
     /// Appends bytes `lo..lo + len` of a mapped file kept open to `out` at its file
     /// position, inside the kernel (`copy_file_range`: page cache to page cache,
     /// never through this process's memory). `Ok(false)` when the kernel cannot copy
@@ -492,5 +531,34 @@ mod nonblocking {
 
     pub fn set_blocking(_: &File) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reading into a vector that is not zeroed first gives the same bytes as reading
+    /// into a zeroed one, and nothing for a range past the end of the file.
+    #[test]
+    fn unzeroed_reads_equal_zeroed_ones() {
+        let dir = std::env::temp_dir().join(format!("ptxld-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.ptx");
+        let text: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &text).unwrap();
+        keep_files_open(64);
+        let bytes = read_path(&path).unwrap();
+        assert!(bytes.is_readable_file());
+        for (lo, len) in [(0, 0), (0, 1), (7, 4096), (1000, 150_000), (0, 200_000)] {
+            let mut zeroed = vec![0; len];
+            assert!(bytes.read_at(lo as u64, &mut zeroed));
+            let got = bytes.read_vec_at(lo as u64, len).unwrap();
+            assert_eq!(got, zeroed);
+            assert_eq!(got, &text[lo..lo + len]);
+        }
+        assert_eq!(bytes.read_vec_at(199_999, 2), None);
+        drop(bytes);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

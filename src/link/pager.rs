@@ -48,8 +48,7 @@ impl Run {
         if len > MAX_COPY {
             return None;
         }
-        let mut buf = vec![0; len as usize];
-        pages.read_at(self.lo, &mut buf).then_some(buf)
+        pages.read_vec_at(self.lo, len as usize)
     }
 
     /// After writing the run from the mapping: drop the pages it mapped in (parsing

@@ -54,32 +54,44 @@ impl Resolution {
     }
 }
 
+/// Resolves one part of the symbols: a run of global names, or one module's
+/// module-local symbols. Parts are resolved in parallel and joined in order.
 struct Resolver<'i, 'a> {
     inputs: &'i Inputs<'a>,
     db: &'i SymbolDb<'a>,
-    res: Resolution,
+    part: Part,
+}
+
+/// What resolving one part found; output symbols are numbered from 0 in the part.
+#[derive(Default)]
+struct Part {
+    outs: Vec<OutSym>,
+    /// Each input symbol bound in the part, and its output symbol.
+    binds: Vec<(ModSym, u32)>,
+    undefined: Vec<(Diagnostic, Vec<ModSym>)>,
     errors: Vec<Diagnostic>,
 }
 
+/// Global names per parallel task: large enough that joining the parts costs
+/// little next to resolving them.
+const GLOBALS_PER_TASK: usize = 4096;
+
 pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<Diagnostic>> {
-    let mut r = Resolver {
+    use rayon::prelude::*;
+    let resolver = || Resolver {
         inputs,
         db,
-        res: Resolution {
-            outs: Vec::new(),
-            fate: inputs
-                .modules
-                .iter()
-                .map(|m| vec![None; m.symbols.len()])
-                .collect(),
-            undefined: Vec::new(),
-        },
-        errors: Vec::new(),
+        part: Part::default(),
     };
-    for (name, entries) in &db.globals {
-        r.global(name, entries);
-    }
-    for (mi, m) in inputs.modules.iter().enumerate() {
+    let globals = db.globals.par_chunks(GLOBALS_PER_TASK).map(|names| {
+        let mut r = resolver();
+        for (name, entries) in names {
+            r.global(name, entries);
+        }
+        r.part
+    });
+    let locals = inputs.modules.par_iter().enumerate().map(|(mi, m)| {
+        let mut r = resolver();
         for (id, _) in m.symbols_with_ids() {
             if !is_global(m, id) {
                 r.local(ModSym {
@@ -88,12 +100,34 @@ pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<
                 });
             }
         }
+        r.part
+    });
+    // Output symbols: the global names in their order, then each module's locals.
+    let parts: Vec<Part> = globals.chain(locals).collect();
+    let mut res = Resolution {
+        outs: Vec::with_capacity(parts.iter().map(|p| p.outs.len()).sum()),
+        fate: inputs
+            .modules
+            .iter()
+            .map(|m| vec![None; m.symbols.len()])
+            .collect(),
+        undefined: Vec::new(),
+    };
+    let mut errors = Vec::new();
+    for part in parts {
+        let base = res.outs.len() as u32;
+        for (s, out) in part.binds {
+            res.fate[s.module as usize][s.id.0 as usize] = Some(base + out);
+        }
+        res.outs.extend(part.outs);
+        res.undefined.extend(part.undefined);
+        errors.extend(part.errors);
     }
-    if r.errors.is_empty() {
-        Ok(r.res)
+    if errors.is_empty() {
+        Ok(res)
     } else {
-        r.errors.extend(r.res.undefined.into_iter().map(|(d, _)| d));
-        Err(r.errors)
+        errors.extend(res.undefined.into_iter().map(|(d, _)| d));
+        Err(errors)
     }
 }
 
@@ -116,18 +150,18 @@ impl<'a> Resolver<'_, 'a> {
 
     fn add_out(&mut self, origin: ModSym, global: bool, align: Option<u32>) -> u32 {
         let kind = self.module(origin).symbol(origin.id).kind;
-        self.res.outs.push(OutSym {
+        self.part.outs.push(OutSym {
             origin,
             kind,
             global,
             align,
             name: Vec::new(),
         });
-        (self.res.outs.len() - 1) as u32
+        (self.part.outs.len() - 1) as u32
     }
 
     fn bind(&mut self, s: ModSym, out: u32) {
-        self.res.fate[s.module as usize][s.id.0 as usize] = Some(out);
+        self.part.binds.push((s, out));
     }
 
     fn entry(&self, s: ModSym) -> Entry {
@@ -194,7 +228,7 @@ impl<'a> Resolver<'_, 'a> {
                 (b.0, b.1, self.inputs.def_span(b.1)),
             ],
         );
-        self.errors.push(d);
+        self.part.errors.push(d);
     }
 
     fn duplicate(&mut self, shown: Shown<'_>, defs: &[&Entry]) {
@@ -237,7 +271,7 @@ impl<'a> Resolver<'_, 'a> {
             );
         }
         let symbols = entries.iter().map(|e| e.s).collect();
-        self.res.undefined.push((
+        self.part.undefined.push((
             d.with_help(
                 "link the module that defines it, or remove the declaration if it is unused",
             ),
@@ -263,7 +297,7 @@ impl<'a> Resolver<'_, 'a> {
                 ),
             )
             .with_help("declare it `.extern` to import it from another module");
-        self.errors.push(d);
+        self.part.errors.push(d);
     }
 
     fn global_function(&mut self, name: &[u8], shown: Shown<'_>, entries: &[Entry]) {

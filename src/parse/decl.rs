@@ -176,10 +176,18 @@ pub(crate) fn declarator(c: &mut Cursor, allow_init: bool) -> PResult<Declarator
 /// The cursor is at `(`.
 pub(crate) fn param_list(c: &mut Cursor) -> PResult<Vec<Param>> {
     c.expect_punct(b"(")?;
-    let mut params = Vec::new();
     if c.eat_punct(b")") {
-        return Ok(params);
+        return Ok(Vec::new());
     }
+    // Room for exactly the parameters the commas before the `)` announce: one
+    // allocation per list, not a growth to four and a shrink (a list per function
+    // declaration adds up to a noticeable share of parsing).
+    let count = c.toks[c.pos..c.end]
+        .iter()
+        .take_while(|&&t| !c.is_punct(t, b")"))
+        .filter(|&&t| c.is_punct(t, b","))
+        .count();
+    let mut params = Vec::with_capacity(count + 1);
     loop {
         let start = c.here();
         let space = match c.peek() {

@@ -154,7 +154,8 @@ pub fn lex_bodies_into(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bod
 pub type MayBeSymbol<'f> = &'f dyn Fn(&[u8]) -> bool;
 
 /// Lexes the function body whose `{` is at `lo` (one a [`Bodies::Deferred`] lexing
-/// left out) into `tokens`: compactly if that is exact, in full otherwise. Returns
+/// left out) into `reuse`'s allocations (one walk lexes many bodies; their
+/// contents are discarded): compactly if that is exact, in full otherwise. Returns
 /// the tokens, comments and diagnostics, and the position after the body's `}` (the
 /// end of input if it has none).
 ///
@@ -167,10 +168,10 @@ pub fn lex_body(
     file: FileId,
     src: &[u8],
     lo: usize,
-    tokens: Vec<Token>,
+    reuse: Lexed,
     symbols: Option<MayBeSymbol<'_>>,
 ) -> (Lexed, usize) {
-    let mut lx = Lexer::new(file, src, tokens, Bodies::Compact);
+    let mut lx = Lexer::reusing(file, src, reuse, Bodies::Compact);
     lx.symbols = symbols;
     lx.pos = lo;
     if !lx.compact_body() {
@@ -209,8 +210,20 @@ struct Lexer<'a> {
 }
 
 impl<'a> Lexer<'a> {
-    fn new(file: FileId, src: &'a [u8], mut tokens: Vec<Token>, bodies: Bodies) -> Self {
-        tokens.clear();
+    fn new(file: FileId, src: &'a [u8], tokens: Vec<Token>, bodies: Bodies) -> Self {
+        let out = Lexed {
+            tokens,
+            ..Lexed::default()
+        };
+        Self::reusing(file, src, out, bodies)
+    }
+
+    /// A lexer writing into `out`'s allocations (their contents are discarded).
+    fn reusing(file: FileId, src: &'a [u8], mut out: Lexed, bodies: Bodies) -> Self {
+        out.tokens.clear();
+        out.comments.clear();
+        out.errors.clear();
+        out.compacted.clear();
         Lexer {
             file,
             src,
@@ -219,10 +232,7 @@ impl<'a> Lexer<'a> {
             bodies,
             depth: 0,
             symbols: None,
-            out: Lexed {
-                tokens,
-                ..Lexed::default()
-            },
+            out,
         }
     }
 

@@ -730,8 +730,13 @@ mod tests {
         let src = format!("{HEAD}{body}");
         let lo = src.find('{').unwrap();
         let may = |name: &[u8]| name == b"g";
-        let (lexed, end) =
-            crate::lexer::lex_body(FileId(0), src.as_bytes(), lo, Vec::new(), Some(&may));
+        let (lexed, end) = crate::lexer::lex_body(
+            FileId(0),
+            src.as_bytes(),
+            lo,
+            Default::default(),
+            Some(&may),
+        );
         assert_eq!(end, src.len());
         let toks: Vec<&str> = lexed
             .tokens

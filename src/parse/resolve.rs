@@ -13,7 +13,7 @@ use crate::ir::{
     CallSite, Decl, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, LocalParam, Locs, Module,
     RefKind, Reference, StateSpace, Symbol, SymbolId, SymbolKind,
 };
-use crate::lexer::{lex_body, Token, TokenKind};
+use crate::lexer::{lex_body, Lexed, Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Name → symbol lookup for one module.
@@ -39,7 +39,8 @@ pub(crate) struct DeferredBodies<'d> {
     /// The `{` of each, ascending.
     pub opens: &'d [u32],
     next: usize,
-    tokens: Vec<Token>,
+    /// The last body's lexing (its allocations are reused for the next).
+    lexed: Lexed,
     /// The body whose tokens `tokens_again` last lexed.
     again: Option<u32>,
     /// False once a body lexed with a diagnostic or ended elsewhere than the parser
@@ -57,7 +58,7 @@ impl<'d> DeferredBodies<'d> {
         DeferredBodies {
             opens,
             next: 0,
-            tokens: Vec::new(),
+            lexed: Lexed::default(),
             again: None,
             exact: true,
             map_comments: Vec::new(),
@@ -81,7 +82,7 @@ impl<'d> DeferredBodies<'d> {
             file,
             src,
             body.lo as usize,
-            std::mem::take(&mut self.tokens),
+            std::mem::take(&mut self.lexed),
             Some(&may_be_symbol),
         );
         if !lexed.errors.is_empty() || end != body.hi as usize {
@@ -93,8 +94,8 @@ impl<'d> DeferredBodies<'d> {
                 .iter()
                 .filter(|c| src[c.range()].starts_with(b"//:")),
         );
-        self.tokens = lexed.tokens;
-        Some(&self.tokens)
+        self.lexed = lexed;
+        Some(&self.lexed.tokens)
     }
 
     /// The tokens of `body` again (for debug sections that refer into it).
@@ -106,13 +107,13 @@ impl<'d> DeferredBodies<'d> {
                 file,
                 src,
                 body.lo as usize,
-                std::mem::take(&mut self.tokens),
+                std::mem::take(&mut self.lexed),
                 None,
             );
-            self.tokens = lexed.tokens;
+            self.lexed = lexed;
             self.again = Some(body.lo);
         }
-        Some(&self.tokens)
+        Some(&self.lexed.tokens)
     }
 }
 

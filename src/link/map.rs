@@ -75,7 +75,7 @@ pub(crate) fn map(inputs: &Inputs, res: &Resolution, live: Option<&Live>) -> Str
         let _ = write!(
             out,
             "{}  {}  {}  {}",
-            display_name(&sym.name),
+            display_name(sym.name(inputs)),
             kind_name(sym.kind),
             linkage_name(origin.linkage),
             at(inputs, sym.origin, inputs.def_span(sym.origin))
@@ -95,7 +95,7 @@ pub(crate) fn map(inputs: &Inputs, res: &Resolution, live: Option<&Live>) -> Str
 fn story(out: &mut String, inputs: &Inputs, sym: &OutSym, bound: &[ModSym]) {
     let origin = inputs.module(sym.origin).symbol(sym.origin.id);
     let name = inputs.name(sym.origin);
-    if !sym.global && sym.name != name {
+    if !sym.global && sym.name(inputs) != name {
         let _ = writeln!(
             out,
             "    renamed from {} (module-local; the name was taken)",
@@ -196,8 +196,8 @@ pub(crate) fn trace(inputs: &Inputs, res: Option<&Resolution>, names: &[String])
                         format!(
                             "bound to the definition at {}{}",
                             at(inputs, o.origin, inputs.def_span(o.origin)),
-                            if o.name != name.as_bytes() {
-                                format!(", output name {}", String::from_utf8_lossy(&o.name))
+                            if o.name(inputs) != name.as_bytes() {
+                                format!(", output name {}", String::from_utf8_lossy(o.name(inputs)))
                             } else {
                                 String::new()
                             }
@@ -228,7 +228,7 @@ pub(crate) fn why_live(inputs: &Inputs, res: &Resolution, live: &Live, names: &[
             .outs
             .iter()
             .enumerate()
-            .find(|(_, o)| o.name == name.as_bytes());
+            .find(|(_, o)| o.name(inputs) == name.as_bytes());
         let Some((o, sym)) = target else {
             let _ = writeln!(out, "ptxld: {name} is not in the output");
             continue;

@@ -23,10 +23,8 @@ pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
     let mut used: FxHashSet<&[u8]> =
         FxHashSet::with_capacity_and_hasher(res.outs.len(), Default::default());
     let mut made: FxHashSet<Vec<u8>> = FxHashSet::default();
-    for out in res.outs.iter_mut().filter(|o| o.global) {
-        let name = inputs.name(out.origin);
-        out.name = name.to_vec();
-        used.insert(name);
+    for out in res.outs.iter().filter(|o| o.global) {
+        used.insert(inputs.name(out.origin));
     }
     let several = inputs.modules.len() > 1;
     for out in res.outs.iter_mut().filter(|o| !o.global) {
@@ -35,7 +33,6 @@ pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
         let apart = several && matches!(out.kind, SymbolKind::SectionLabel | SymbolKind::BodyName);
         if !apart && !taken(name) {
             used.insert(name);
-            out.name = name.to_vec();
             continue;
         }
         let base = format!("{}$m{}", String::from_utf8_lossy(name), out.origin.module).into_bytes();
@@ -47,6 +44,6 @@ pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
             k += 1;
         }
         made.insert(candidate.clone());
-        out.name = candidate;
+        out.renamed = Some(candidate);
     }
 }

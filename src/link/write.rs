@@ -240,9 +240,9 @@ impl Writer<'_, '_> {
         let renamed: Vec<Option<&Vec<u8>>> = m
             .symbols_with_ids()
             .map(|(id, _)| {
+                // A global name never changes, and a local is its output's origin.
                 let o = self.res.out_of(ModSym { module: mi, id })?;
-                let new = &self.res.outs[o as usize].name;
-                (new.as_slice() != m.symbol_name(id)).then_some(new)
+                self.res.outs[o as usize].renamed.as_ref()
             })
             .collect();
         if renamed.iter().any(Option::is_some) {
@@ -388,7 +388,7 @@ impl Writer<'_, '_> {
                             id,
                         })
                     })
-                    .map(|o| self.res.outs[o as usize].name.as_slice());
+                    .map(|o| self.res.outs[o as usize].name(self.inputs));
                 let (lo, open, close) = (c.lo, c.lo + open as u32, c.lo + close as u32);
                 self.out.push_src(mi as u32, lo, open);
                 match renamed {
@@ -539,7 +539,7 @@ fn variable_order(
         let stuck: Vec<String> = g
             .node_indices()
             .filter(|n| indeg[n.index()] > 0)
-            .map(|n| display_name(&res.outs[g[n] as usize].name))
+            .map(|n| display_name(res.outs[g[n] as usize].name(inputs)))
             .collect();
         return Err(vec![Diagnostic::global_error(format!(
             "variables {} refer to each other in their initializers; PTX has no way to \
@@ -547,6 +547,5 @@ fn variable_order(
             stuck.join(", ")
         ))]);
     }
-    let _ = inputs;
     Ok(order)
 }

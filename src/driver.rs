@@ -444,12 +444,20 @@ fn prepare(
         target: arch.and_then(|a| parse_arch(a.as_bytes())),
     };
     let parsed = parse_units(plan.units, &load);
-    // Symbols of every unit that parsed, for member selection.
-    let mut by_unit: Vec<Option<Needs>> = vec![None; names.len()];
-    for (m, &unit) in parsed.modules.iter().zip(&parsed.origins) {
-        by_unit[unit] = Some(needs(m));
+    // Symbols of the units that parsed, for member selection: found when selection
+    // asks for them, which it does only when an archive is scanned.
+    let mut module_of: Vec<Option<usize>> = vec![None; names.len()];
+    for (mi, &unit) in parsed.origins.iter().enumerate() {
+        module_of[unit] = Some(mi);
     }
-    let lookup = |u: usize| by_unit[u].as_ref();
+    let by_unit: Vec<std::cell::OnceCell<Option<Needs>>> = (0..names.len())
+        .map(|_| std::cell::OnceCell::new())
+        .collect();
+    let lookup = |u: usize| {
+        by_unit[u]
+            .get_or_init(|| module_of[u].map(|mi| needs(&parsed.modules[mi])))
+            .as_ref()
+    };
     let name_of = |u: usize| names[u].clone();
     let selection = select(&plan.pieces, &lookup, &name_of, &job.undefined);
     if job.verbose {

@@ -80,6 +80,13 @@ struct State<'a> {
 }
 
 impl State<'_> {
+    /// Loads `unit` without tracking its symbols (no archive will be scanned).
+    fn load_only(&mut self, unit: usize) {
+        if self.loaded.insert(unit) {
+            self.out.order.push(unit);
+        }
+    }
+
     fn load(&mut self, unit: usize) {
         if !self.loaded.insert(unit) {
             return;
@@ -151,6 +158,20 @@ pub fn select<'a>(
             log: Vec::new(),
         },
     };
+    // Without an archive to scan, every object and whole-archive member is loaded,
+    // in order, and nobody asks what defines what.
+    let scans = pieces
+        .iter()
+        .any(|p| matches!(p, Piece::Archive { whole: false, .. }));
+    if !scans {
+        for p in pieces {
+            match p {
+                Piece::Object(u, _) => st.load_only(*u),
+                Piece::Archive { members, .. } => members.iter().for_each(|&m| st.load_only(m)),
+            }
+        }
+        return st.out;
+    }
     let mut i = 0;
     while i < pieces.len() {
         match &pieces[i] {

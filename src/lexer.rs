@@ -207,6 +207,8 @@ struct Lexer<'a> {
     depth: u32,
     /// In a body lexed by [`lex_body`] with it: which operand identifiers to keep.
     symbols: Option<MayBeSymbol<'a>>,
+    /// The operand scan's last window (`lexer/operand_skip.rs`).
+    events: operand_skip::Events,
 }
 
 impl<'a> Lexer<'a> {
@@ -232,6 +234,7 @@ impl<'a> Lexer<'a> {
             bodies,
             depth: 0,
             symbols: None,
+            events: operand_skip::Events::new(),
             out,
         }
     }

@@ -15,7 +15,7 @@
 //! statement, the end of input) is given up: everything it pushed is taken back and
 //! the body is lexed in full.
 
-use super::operand_skip::next_event;
+use super::operand_skip::next_event_cached;
 use super::scan::find_newline;
 use super::{Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, HEX, ID_START, WS};
 
@@ -486,7 +486,7 @@ impl Lexer<'_> {
 
     /// An instruction's modifiers and operands, through its `;`, keeping only
     /// identifiers other than `%`-names, braces and the `;`. The bytes in between are
-    /// skipped sixteen at a time ([`next_event`]); this loop sees only the others.
+    /// skipped 64 at a time ([`next_event_cached`]); this loop sees only the others.
     fn operands(&mut self) -> Option<Outcome> {
         let src = self.src;
         let mut depth = 0u32;
@@ -495,7 +495,7 @@ impl Lexer<'_> {
             // Every step ends at a byte that is not a name character, or at one
             // whose predecessor is not a name character, `%` or `.`: the vector
             // scan's rule for name characters holds from there.
-            pos = next_event(src, pos);
+            pos = next_event_cached(src, pos, &mut self.events);
             match self.operand_step(&mut pos, &mut depth)? {
                 Step::Next => {}
                 Step::End(outcome) => {

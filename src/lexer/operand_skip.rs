@@ -1,5 +1,5 @@
-//! Finds, sixteen bytes at a time, the next byte of an instruction's operands that
-//! the compact lexer has to look at (`compact.rs`, `Lexer::operands`).
+//! Finds, sixteen or 64 bytes at a time, the next byte of an instruction's operands
+//! that the compact lexer has to look at (`compact.rs`, `Lexer::operands`).
 //!
 //! Most operand bytes are skipped without effect: whitespace, the punctuation of
 //! addresses and lists, `%`-names and `.`-modifiers. Deciding that byte by byte costs
@@ -17,6 +17,10 @@
 //!
 //! The last rule assumes the loop is not at the start of a token; the caller keeps to
 //! that by stepping byte by byte while the byte before is one of those three.
+//!
+//! The operand loop asks once per token it keeps, a few times per instruction, so
+//! [`next_event_cached`] classifies 64 bytes at once and keeps the result: most
+//! calls then fall in the window the previous one loaded.
 
 /// Bytes always skipped: whitespace (as the lexer's `WS` class) and the punctuation
 /// the operand loop passes over.
@@ -119,45 +123,79 @@ pub(super) fn next_event(src: &[u8], pos: usize) -> usize {
     pos
 }
 
+/// The byte classes of one loaded vector, one bit per byte (bit k is byte k).
+#[derive(Clone, Copy, Default)]
+struct Classes<T> {
+    plain: T,
+    name: T,
+    pct: T,
+    dot: T,
+    digit: T,
+}
+
+impl Classes<u64> {
+    /// Which bytes are not skipped, by the rules above: bit k needs bits k - 1 and
+    /// k + 1, so the lowest and highest bits of the block are not decided.
+    fn events(&self) -> u64 {
+        let next_name = self.name >> 1;
+        let next_digit = self.digit >> 1;
+        let after_name = (self.name | self.pct | self.dot) << 1;
+        let skip = self.plain
+            | (self.pct & next_name)
+            | (self.dot & next_name & !next_digit)
+            | (self.name & after_name);
+        !skip
+    }
+}
+
+/// Classifies the sixteen bytes at `at`.
+///
+/// # Safety
+/// The CPU has SSSE3 (the caller is compiled with it, so this inlines), and
+/// `at .. at + 16` is readable.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn classify16(at: *const u8) -> Classes<u64> {
+    use std::arch::x86_64::*;
+    let table = |t: [u8; 16]| _mm_loadu_si128(t.as_ptr() as *const __m128i);
+    let low_nibble = _mm_set1_epi8(0x0f);
+    let zero = _mm_setzero_si128();
+    // Digits: `b - '0' < 10` as a signed compare after moving the range to -128.
+    let digit_bias = _mm_set1_epi8((0x80u8.wrapping_sub(b'0')) as i8);
+    let digit_limit = _mm_set1_epi8((0x80u8 + 10) as i8);
+    let v = _mm_loadu_si128(at as *const __m128i);
+    let lo = _mm_and_si128(v, low_nibble);
+    let hi = _mm_and_si128(_mm_srli_epi16(v, 4), low_nibble);
+    let member = |(tlo, thi): ([u8; 16], [u8; 16])| {
+        let t = _mm_and_si128(
+            _mm_shuffle_epi8(table(tlo), lo),
+            _mm_shuffle_epi8(table(thi), hi),
+        );
+        (!(_mm_movemask_epi8(_mm_cmpeq_epi8(t, zero)) as u32) & 0xffff) as u64
+    };
+    let is = |b: u8| _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32 as u64;
+    Classes {
+        plain: member(PLAIN),
+        name: member(NAME),
+        pct: is(b'%'),
+        dot: is(b'.'),
+        digit: _mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, digit_bias), digit_limit)) as u32
+            as u64,
+    }
+}
+
 /// Bytes `pos - 1 .. pos + 15` are loaded at a time; positions `pos .. pos + 14` are
 /// decided (each needs its neighbours).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
 unsafe fn next_event_ssse3(src: &[u8], mut pos: usize) -> usize {
-    use std::arch::x86_64::*;
     debug_assert!(pos >= 1);
-    let table = |t: [u8; 16]| _mm_loadu_si128(t.as_ptr() as *const __m128i);
-    let (plain_lo, plain_hi) = (table(PLAIN.0), table(PLAIN.1));
-    let (name_lo, name_hi) = (table(NAME.0), table(NAME.1));
-    let low_nibble = _mm_set1_epi8(0x0f);
-    let zero = _mm_setzero_si128();
-    let [percent, dot] = [b'%', b'.'].map(|b| _mm_set1_epi8(b as i8));
-    // Digits: `b - '0' < 10` as a signed compare after moving the range to -128.
-    let digit_bias = _mm_set1_epi8((0x80u8.wrapping_sub(b'0')) as i8);
-    let digit_limit = _mm_set1_epi8((0x80u8 + 10) as i8);
     while pos - 1 + 16 <= src.len() {
         // SAFETY: bytes `pos - 1 .. pos + 15` are inside `src` (loop condition).
-        let v = _mm_loadu_si128(src.as_ptr().add(pos - 1) as *const __m128i);
-        let lo = _mm_and_si128(v, low_nibble);
-        let hi = _mm_and_si128(_mm_srli_epi16(v, 4), low_nibble);
-        let member = |tlo: __m128i, thi: __m128i| {
-            let t = _mm_and_si128(_mm_shuffle_epi8(tlo, lo), _mm_shuffle_epi8(thi, hi));
-            !(_mm_movemask_epi8(_mm_cmpeq_epi8(t, zero)) as u32) & 0xffff
-        };
-        let plain = member(plain_lo, plain_hi);
-        let name = member(name_lo, name_hi);
-        let pct = _mm_movemask_epi8(_mm_cmpeq_epi8(v, percent)) as u32;
-        let dots = _mm_movemask_epi8(_mm_cmpeq_epi8(v, dot)) as u32;
-        let digit =
-            _mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, digit_bias), digit_limit)) as u32;
-        // Bit k is loaded byte k, i.e. position pos - 1 + k.
-        let next_name = name >> 1;
-        let next_digit = digit >> 1;
-        let after_name = (name | pct | dots) << 1;
-        let skip =
-            plain | (pct & next_name) | (dots & next_name & !next_digit) | (name & after_name);
-        // Positions pos .. pos + 14: bits 1 ..= 14.
-        let events = !skip & 0x7ffe;
+        let c = classify16(src.as_ptr().add(pos - 1));
+        // Bit k is loaded byte k, i.e. position pos - 1 + k; positions pos .. pos + 14
+        // are bits 1 ..= 14.
+        let events = c.events() & 0x7ffe;
         if events != 0 {
             return pos - 1 + events.trailing_zeros() as usize;
         }
@@ -166,14 +204,100 @@ unsafe fn next_event_ssse3(src: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// Positions decided by one window: bytes `base - 1 .. base + 63` are loaded.
+const WINDOW: usize = 62;
+
+/// The events of the last 64-byte window [`next_event_cached`] looked at: an
+/// instruction's operands are short, so the next call usually falls in the same
+/// window and costs a shift and a bit scan.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Events {
+    /// The first position of the window; [`Events::NONE`] before the first.
+    base: usize,
+    /// Bit j: position `base + j` is an event (j < [`WINDOW`]).
+    mask: u64,
+}
+
+impl Events {
+    /// A base no position falls in the window of: `pos.wrapping_sub(NONE)` is
+    /// `pos + WINDOW + 1`, never below [`WINDOW`].
+    const NONE: usize = usize::MAX - WINDOW;
+
+    pub const fn new() -> Events {
+        Events {
+            base: Events::NONE,
+            mask: 0,
+        }
+    }
+}
+
+/// [`next_event`] through `cache`: the same position, found by looking at 64
+/// bytes at a time and remembering them.
+#[inline(always)]
+pub(super) fn next_event_cached(src: &[u8], pos: usize, cache: &mut Events) -> usize {
+    let off = pos.wrapping_sub(cache.base);
+    if off < WINDOW {
+        let bits = cache.mask >> off;
+        if bits != 0 {
+            return pos + bits.trailing_zeros() as usize;
+        }
+    }
+    next_event_in_windows(src, pos, cache)
+}
+
+/// [`next_event_cached`] past its window: loads the next ones.
+#[inline(never)]
+fn next_event_in_windows(src: &[u8], mut pos: usize, cache: &mut Events) -> usize {
+    loop {
+        let off = pos.wrapping_sub(cache.base);
+        if off < WINDOW {
+            let bits = cache.mask >> off;
+            if bits != 0 {
+                return pos + bits.trailing_zeros() as usize;
+            }
+            pos = cache.base + WINDOW;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if pos - 1 + 64 <= src.len() && std::arch::is_x86_feature_detected!("ssse3") {
+            // SAFETY: the CPU has SSSE3 (checked just above), and bytes
+            // `pos - 1 .. pos + 63` are inside `src`.
+            *cache = unsafe { window_ssse3(src, pos) };
+            continue;
+        }
+        return next_event(src, pos);
+    }
+}
+
+/// The events of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+unsafe fn window_ssse3(src: &[u8], pos: usize) -> Events {
+    let at = src.as_ptr().add(pos - 1);
+    let mut all = Classes::<u64>::default();
+    for i in 0..4 {
+        let c = classify16(at.add(16 * i));
+        let shift = 16 * i;
+        all.plain |= c.plain << shift;
+        all.name |= c.name << shift;
+        all.pct |= c.pct << shift;
+        all.dot |= c.dot << shift;
+        all.digit |= c.digit << shift;
+    }
+    // Bit k is byte pos - 1 + k; bits 1 ..= 62 are decided.
+    Events {
+        base: pos,
+        mask: (all.events() >> 1) & ((1 << WINDOW) - 1),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The vector scan stops exactly at the first position the scalar rules do not
-    /// skip, for every start in texts made of the interesting bytes.
-    #[test]
-    fn vector_scan_agrees_with_the_rules() {
+    /// Random texts made of the interesting bytes, `rounds` of them, each up to
+    /// `max_len` bytes; every other one mostly skippable, so that scans run over
+    /// several blocks.
+    fn texts(rounds: usize, max_len: u64) -> Vec<Vec<u8>> {
         let alphabet = b"aZ_$09%.;,[]{}/ \t\n:\"+-!@x\x80\x00";
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut rand = || {
@@ -182,20 +306,30 @@ mod tests {
             state ^= state << 17;
             state
         };
+        (0..rounds)
+            .map(|round| {
+                let len = 2 + (rand() % max_len) as usize;
+                (0..len)
+                    .map(|_| {
+                        let r = rand();
+                        if round % 2 == 0 && r % 4 != 0 {
+                            b" %r1.u32,[+]"[(r >> 8) as usize % 12]
+                        } else {
+                            alphabet[(r >> 8) as usize % alphabet.len()]
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The vector scan stops exactly at the first position the scalar rules do not
+    /// skip, for every start in texts made of the interesting bytes.
+    #[test]
+    fn vector_scan_agrees_with_the_rules() {
         let mut checked = 0;
-        for round in 0..4000 {
-            let len = 2 + (rand() % 80) as usize;
-            // Mostly skippable text, so that scans run over several blocks.
-            let src: Vec<u8> = (0..len)
-                .map(|_| {
-                    let r = rand();
-                    if round % 2 == 0 && r % 4 != 0 {
-                        b" %r1.u32,[+]"[(r >> 8) as usize % 12]
-                    } else {
-                        alphabet[(r >> 8) as usize % alphabet.len()]
-                    }
-                })
-                .collect();
+        for src in texts(4000, 80) {
+            let len = src.len();
             for pos in 1..len - 1 {
                 let got = next_event(&src, pos);
                 assert!(got >= pos, "{src:?} from {pos}: {got}");
@@ -206,6 +340,38 @@ mod tests {
                     assert!(!skipped(&src, got), "{src:?} from {pos}: stopped at {got}");
                 }
                 checked += 1;
+            }
+        }
+        assert!(checked > 100_000);
+    }
+
+    /// The 64-byte windows find the position the 16-byte scan finds, with a fresh
+    /// cache and with one carried from call to call (forwards, as the operand loop
+    /// goes, and backwards, as after it takes back a statement).
+    #[test]
+    fn window_scan_agrees_with_the_vector_scan() {
+        let mut checked = 0;
+        for src in texts(1500, 240) {
+            let len = src.len();
+            // Each start twice: forwards, then backwards, each with its carried cache.
+            let starts = (1..len - 1)
+                .map(|p| (p, 0))
+                .chain((1..len - 1).rev().map(|p| (p, 1)));
+            let mut carried = [Events::new(), Events::new()];
+            for (pos, pass) in starts {
+                let want = next_event(&src, pos);
+                let decided = |at: usize| at < len - 1 && at + 16 <= len;
+                for cache in [&mut carried[pass], &mut Events::new()] {
+                    let got = next_event_cached(&src, pos, cache);
+                    assert!(got >= pos, "{src:?} from {pos}: {got}");
+                    for i in pos..got {
+                        assert!(skipped(&src, i), "{src:?} from {pos}: {i} is not skipped");
+                    }
+                    if decided(want) || decided(got) {
+                        assert_eq!(got, want, "{src:?} from {pos}");
+                    }
+                    checked += 1;
+                }
             }
         }
         assert!(checked > 100_000);

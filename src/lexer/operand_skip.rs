@@ -258,13 +258,61 @@ fn next_event_in_windows(src: &[u8], mut pos: usize, cache: &mut Events) -> usiz
             pos = cache.base + WINDOW;
         }
         #[cfg(target_arch = "x86_64")]
-        if pos - 1 + 64 <= src.len() && std::arch::is_x86_feature_detected!("ssse3") {
-            // SAFETY: the CPU has SSSE3 (checked just above), and bytes
-            // `pos - 1 .. pos + 63` are inside `src`.
-            *cache = unsafe { window_ssse3(src, pos) };
-            continue;
+        if pos - 1 + 64 <= src.len() {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (checked just above), and bytes
+                // `pos - 1 .. pos + 63` are inside `src`.
+                *cache = unsafe { window_avx2(src, pos) };
+                continue;
+            }
+            if std::arch::is_x86_feature_detected!("ssse3") {
+                // SAFETY: as above, with SSSE3.
+                *cache = unsafe { window_ssse3(src, pos) };
+                continue;
+            }
         }
         return next_event(src, pos);
+    }
+}
+
+/// [`window_ssse3`] with two 32-byte loads.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn window_avx2(src: &[u8], pos: usize) -> Events {
+    use std::arch::x86_64::*;
+    let at = src.as_ptr().add(pos - 1);
+    // The nibble tables in both 16-byte lanes (the shuffle looks up within a lane).
+    let table =
+        |t: [u8; 16]| _mm256_broadcastsi128_si256(_mm_loadu_si128(t.as_ptr() as *const __m128i));
+    let low_nibble = _mm256_set1_epi8(0x0f);
+    let zero = _mm256_setzero_si256();
+    let digit_bias = _mm256_set1_epi8((0x80u8.wrapping_sub(b'0')) as i8);
+    let digit_limit = _mm256_set1_epi8((0x80u8 + 10) as i8);
+    let mut all = Classes::<u64>::default();
+    for half in 0..2 {
+        let v = _mm256_loadu_si256(at.add(32 * half) as *const __m256i);
+        let lo = _mm256_and_si256(v, low_nibble);
+        let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibble);
+        let mask = |m: __m256i| _mm256_movemask_epi8(m) as u32 as u64;
+        let member = |(tlo, thi): ([u8; 16], [u8; 16])| {
+            let t = _mm256_and_si256(
+                _mm256_shuffle_epi8(table(tlo), lo),
+                _mm256_shuffle_epi8(table(thi), hi),
+            );
+            !mask(_mm256_cmpeq_epi8(t, zero)) & 0xffff_ffff
+        };
+        let is = |b: u8| mask(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8)));
+        let biased = _mm256_add_epi8(v, digit_bias);
+        let shift = 32 * half;
+        all.plain |= member(PLAIN) << shift;
+        all.name |= member(NAME) << shift;
+        all.pct |= is(b'%') << shift;
+        all.dot |= is(b'.') << shift;
+        all.digit |= mask(_mm256_cmpgt_epi8(digit_limit, biased)) << shift;
+    }
+    Events {
+        base: pos,
+        mask: (all.events() >> 1) & ((1 << WINDOW) - 1),
     }
 }
 
@@ -371,6 +419,12 @@ mod tests {
                         assert_eq!(got, want, "{src:?} from {pos}");
                     }
                     checked += 1;
+                }
+                #[cfg(target_arch = "x86_64")]
+                if pos - 1 + 64 <= len && std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2 (and so SSSE3); the window is in `src`.
+                    let (a, b) = unsafe { (window_ssse3(&src, pos), window_avx2(&src, pos)) };
+                    assert_eq!(a.mask, b.mask, "{src:?} at {pos}");
                 }
             }
         }

@@ -86,7 +86,7 @@ fn nvjitlink_notes(inputs: &Inputs, db: &SymbolDb, res: &Resolution, out: &mut V
             .and_then(|t| t.arch)
             .map_or(0, |a| a.sm)
     };
-    for (name, entries) in &db.globals {
+    for (name, entries) in db.globals.iter() {
         let shown = display_name(name);
         let Some(o) = res.out_of(entries[0]) else {
             continue;

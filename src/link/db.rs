@@ -30,7 +30,7 @@ pub(crate) struct SymbolDb<'a> {
     /// Exported names (`.extern`, `.visible`, `.weak`, `.common`, aliases, and
     /// name-bound texture references) → every module symbol with that name, in link
     /// order.
-    pub globals: Vec<(&'a [u8], Vec<ModSym>)>,
+    pub globals: Globals<'a>,
     /// Every symbol and root; edges go from the user to the used symbol.
     pub graph: DiGraph<Node, RefKind>,
     /// Node of each module symbol: `nodes[module][symbol]`.
@@ -54,15 +54,67 @@ pub(crate) fn is_opaque_var(m: &Module, id: SymbolId) -> bool {
         && matches!(&m.item(s.decls[0].item).kind, ItemKind::Variable(v) if v.spec.ty.is_opaque())
 }
 
+/// The global names and their symbols: one range of `syms` per name, not a vector
+/// each (most names have a single symbol).
+pub(crate) struct Globals<'a> {
+    /// Each name, in order of its first symbol (link order, then symbol order),
+    /// with its range of `syms`.
+    pub names: Vec<(&'a [u8], std::ops::Range<u32>)>,
+    /// The symbols of each name, in link order.
+    syms: Vec<ModSym>,
+}
+
+impl<'a> Globals<'a> {
+    /// The symbols of the name whose range of `syms` is `range`.
+    pub fn syms(&self, range: &std::ops::Range<u32>) -> &[ModSym] {
+        &self.syms[range.start as usize..range.end as usize]
+    }
+
+    /// Each name with its symbols.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], &[ModSym])> + '_ {
+        self.names.iter().map(|(n, r)| (*n, self.syms(r)))
+    }
+
+    /// From each global symbol with the index of its name in `names` (in link
+    /// order), and each name with its number of symbols.
+    fn gather(named: Vec<(u32, ModSym)>, names: Vec<(&'a [u8], u32)>) -> Globals<'a> {
+        // A counting sort by name keeps each name's symbols in link order.
+        let mut next = Vec::with_capacity(names.len());
+        let mut at = 0u32;
+        let names = names
+            .into_iter()
+            .map(|(name, count)| {
+                next.push(at);
+                at += count;
+                (name, at - count..at)
+            })
+            .collect();
+        let mut syms = vec![
+            ModSym {
+                module: 0,
+                id: SymbolId(0)
+            };
+            named.len()
+        ];
+        for (name, s) in named {
+            syms[next[name as usize] as usize] = s;
+            next[name as usize] += 1;
+        }
+        Globals { names, syms }
+    }
+}
+
 impl<'a> SymbolDb<'a> {
     pub fn build(inputs: &Inputs<'a>) -> SymbolDb<'a> {
         let symbols: usize = inputs.modules.iter().map(|m| m.symbols.len()).sum();
         let references: usize = inputs.modules.iter().map(|m| m.references.len()).sum();
         let mut graph = DiGraph::with_capacity(symbols + inputs.modules.len(), references);
         let mut nodes = Vec::with_capacity(inputs.modules.len());
-        let mut index: FxHashMap<&'a [u8], usize> =
+        let mut index: FxHashMap<&'a [u8], u32> =
             FxHashMap::with_capacity_and_hasher(symbols / 2, Default::default());
-        let mut globals: Vec<(&'a [u8], Vec<ModSym>)> = Vec::new();
+        // Each name with its number of symbols; each global symbol with its name.
+        let mut names: Vec<(&'a [u8], u32)> = Vec::new();
+        let mut named: Vec<(u32, ModSym)> = Vec::new();
         for (mi, m) in inputs.modules.iter().enumerate() {
             let mi = mi as u32;
             let mut ns = Vec::with_capacity(m.symbols.len());
@@ -72,16 +124,17 @@ impl<'a> SymbolDb<'a> {
                 if is_global(m, id) {
                     let name = inputs.name(s);
                     let slot = *index.entry(name).or_insert_with(|| {
-                        globals.push((name, Vec::new()));
-                        globals.len() - 1
+                        names.push((name, 0));
+                        names.len() as u32 - 1
                     });
-                    globals[slot].1.push(s);
+                    names[slot as usize].1 += 1;
+                    named.push((slot, s));
                 }
             }
             nodes.push(ns);
         }
         let mut db = SymbolDb {
-            globals,
+            globals: Globals::gather(named, names),
             graph,
             nodes,
         };

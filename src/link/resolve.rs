@@ -93,10 +93,10 @@ pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<
         db,
         part: Part::default(),
     };
-    let globals = db.globals.par_chunks(GLOBALS_PER_TASK).map(|names| {
+    let globals = db.globals.names.par_chunks(GLOBALS_PER_TASK).map(|names| {
         let mut r = resolver();
-        for (name, entries) in names {
-            r.global(name, entries);
+        for (name, range) in names {
+            r.global(name, db.globals.syms(range));
         }
         r.part
     });

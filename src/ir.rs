@@ -75,6 +75,11 @@ pub struct Module {
     /// The first `shfl` or `vote` without `.sync` (pre-6.0 warp code, which ptxas
     /// rejects for `.target sm_70` and later at PTX ISA 6.4 and later).
     pub legacy_warp_op: Option<Span>,
+    /// The functions whose definition here has an aggregate parameter or return
+    /// value (`.param .align N .b8 x[M]`), ascending: the only callees whose call
+    /// sites may need an argument's alignment rewritten. Known without visiting
+    /// each callee's definition again when linking.
+    pub aggregate_param_functions: Vec<SymbolId>,
 }
 
 /// Copies of some source ranges of a module (see [`Module::kept`]).
@@ -684,6 +689,12 @@ pub struct Reference {
 }
 
 impl Module {
+    /// True if `id`'s definition in this module has an aggregate parameter or
+    /// return value ([`Module::aggregate_param_functions`]).
+    pub fn has_aggregate_params(&self, id: SymbolId) -> bool {
+        self.aggregate_param_functions.binary_search(&id).is_ok()
+    }
+
     /// The symbol with id `id`.
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
         &self.symbols[id.0 as usize]

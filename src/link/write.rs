@@ -331,6 +331,11 @@ impl Writer<'_, '_> {
             };
             let origin = self.res.outs[o as usize].origin;
             let dm = self.inputs.module(origin);
+            // Most callees have none: skip their definitions (another module's,
+            // cold in the cache, several loads each) altogether.
+            if !dm.has_aggregate_params(origin.id) {
+                continue;
+            }
             let Some(def) = dm.symbol(origin.id).definition() else {
                 continue;
             };

@@ -147,6 +147,7 @@ fn parse_lexed(
         calls: Vec::new(),
         local_params: Vec::new(),
         legacy_warp_op: None,
+        aggregate_param_functions: Vec::new(),
     };
     let mut bodies = resolve::DeferredBodies::new(deferred);
     bodies.split = split;
@@ -157,6 +158,7 @@ fn parse_lexed(
     }
     module.copy_symbol_names(src);
     module.keep_text(src);
+    module.aggregate_param_functions = aggregate_param_functions(&module);
     check_header_order(&module, &mut diagnostics);
     // The module lives until the link ends: give back growth slack.
     module.items.shrink_to_fit();
@@ -266,4 +268,25 @@ mod tests {
         }
         assert!(bodies > 500, "only {bodies} bodies");
     }
+}
+
+/// The functions defined in `m` with an aggregate parameter or return value.
+fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
+    m.symbols_with_ids()
+        .filter(|(_, s)| s.kind == crate::ir::SymbolKind::Function)
+        .filter(|(_, s)| {
+            s.definition().is_some_and(|d| match &m.item(d.item).kind {
+                crate::ir::ItemKind::Function(f) => {
+                    let sig = &f.signature;
+                    sig.returns
+                        .iter()
+                        .chain(sig.params.iter())
+                        .flatten()
+                        .any(|p| p.spec.align.is_some() && !p.decl.dims.is_empty())
+                }
+                _ => false,
+            })
+        })
+        .map(|(id, _)| id)
+        .collect()
 }

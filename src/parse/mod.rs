@@ -223,6 +223,27 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The functions defined in `m` with an aggregate parameter or return value.
+fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
+    m.symbols_with_ids()
+        .filter(|(_, s)| s.kind == crate::ir::SymbolKind::Function)
+        .filter(|(_, s)| {
+            s.definition().is_some_and(|d| match &m.item(d.item).kind {
+                crate::ir::ItemKind::Function(f) => {
+                    let sig = &f.signature;
+                    sig.returns
+                        .iter()
+                        .chain(sig.params.iter())
+                        .flatten()
+                        .any(|p| p.spec.align.is_some() && !p.decl.dims.is_empty())
+                }
+                _ => false,
+            })
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,25 +289,4 @@ mod tests {
         }
         assert!(bodies > 500, "only {bodies} bodies");
     }
-}
-
-/// The functions defined in `m` with an aggregate parameter or return value.
-fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
-    m.symbols_with_ids()
-        .filter(|(_, s)| s.kind == crate::ir::SymbolKind::Function)
-        .filter(|(_, s)| {
-            s.definition().is_some_and(|d| match &m.item(d.item).kind {
-                crate::ir::ItemKind::Function(f) => {
-                    let sig = &f.signature;
-                    sig.returns
-                        .iter()
-                        .chain(sig.params.iter())
-                        .flatten()
-                        .any(|p| p.spec.align.is_some() && !p.decl.dims.is_empty())
-                }
-                _ => false,
-            })
-        })
-        .map(|(id, _)| id)
-        .collect()
 }

@@ -336,9 +336,27 @@ impl<'a> Lexer<'a> {
             } else if matches!(
                 b,
                 b',' | b';' | b'[' | b']' | b'(' | b')' | b'+' | b'-' | b':' | b'@'
-            ) {
+            ) || matches!(b, b'<' | b'>')
+                && !matches!(src.get(pos + 1), Some(b'<' | b'>' | b'='))
+            {
+                // (`<<`, `>=` and the like are one token: left to `any_token`.)
                 pos += 1;
                 TokenKind::Punct
+            } else if class & DIGIT != 0 {
+                // A plain decimal (`%r<5>`, `[16]`, `.align 8`): as `number` reads it,
+                // without a diagnostic. Octal-looking, suffixed or fractional literals,
+                // and values after `::` (`L2::128B`), are left to `any_token`.
+                let mut end = pos + 1;
+                while end < len && CLASS[src[end] as usize] & DIGIT != 0 {
+                    end += 1;
+                }
+                let ends = end == len || CLASS[src[end] as usize] & FOLLOW == 0 && src[end] != b'.';
+                let qualifier = pos >= 2 && &src[pos - 2..pos] == b"::";
+                if !ends || qualifier || (b == b'0' && end > pos + 1) {
+                    break;
+                }
+                pos = end;
+                TokenKind::Int
             } else {
                 break;
             };
@@ -658,6 +676,39 @@ impl<'a> Lexer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tight token loop (`common_tokens`) lexes exactly as `any_token` alone
+    /// does: same tokens, same diagnostics, on random runs of numbers, angle
+    /// brackets, qualifiers and names.
+    #[test]
+    fn tight_loop_agrees_with_any_token() {
+        let pieces = [
+            "0", "07", "08", "123", "1.5", "5.", "1e5", "0x1F", "5U", "12ab", "L2::128B", "::1X",
+            "<", "<<", "<=", ">", ">>", ">=", "<>", "%r", "%", "a", ".b32", ".5", "[", "]", ";",
+            "::", ",", "+", "-", ":", "@", "=", " ", "\n", "\t", "x", "_y", "$z", "9", "00",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..4000 {
+            let n = 1 + rand() % 30;
+            let text: String = (0..n)
+                .map(|_| pieces[(rand() % pieces.len() as u64) as usize])
+                .collect();
+            let src = text.as_bytes();
+            let fast = lex(FileId(0), src);
+            let mut slow = Lexer::new(FileId(0), src, Vec::new(), Bodies::Full);
+            while slow.pos < src.len() {
+                slow.any_token();
+            }
+            assert_eq!(fast.tokens, slow.out.tokens, "{text:?}");
+            assert_eq!(fast.errors, slow.out.errors, "{text:?}");
+        }
+    }
 
     fn kinds(src: &str) -> Vec<(TokenKind, String)> {
         let l = lex(FileId(0), src.as_bytes());

@@ -673,6 +673,17 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// A small deterministic random number generator for the lexer's property tests.
+#[cfg(test)]
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -687,13 +698,7 @@ mod tests {
             "<", "<<", "<=", ">", ">>", ">=", "<>", "%r", "%", "a", ".b32", ".5", "[", "]", ";",
             "::", ",", "+", "-", ":", "@", "=", " ", "\n", "\t", "x", "_y", "$z", "9", "00",
         ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rand = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..4000 {
             let n = 1 + rand() % 30;
             let text: String = (0..n)

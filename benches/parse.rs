@@ -161,26 +161,48 @@ fn fresh(out: &Path) {
     let _ = Command::new("sync").status();
 }
 
+/// One run of the shell command `cat_cmd` writing `out` afresh.
+fn run_cat(cat_cmd: &str, out: &Path) -> Duration {
+    fresh(out);
+    let t = Instant::now();
+    assert!(Command::new("sh")
+        .args(["-c", cat_cmd])
+        .status()
+        .unwrap()
+        .success());
+    t.elapsed()
+}
+
 /// Min and median of `n` runs of the shell command `cat_cmd` writing `out` afresh.
 fn time_cat(n: usize, cat_cmd: &str, out: &Path) -> (Duration, Duration) {
-    min_median(n, &|| {
-        fresh(out);
-        let t = Instant::now();
-        assert!(Command::new("sh")
-            .args(["-c", cat_cmd])
-            .status()
-            .unwrap()
-            .success());
-        t.elapsed()
-    })
+    min_median(n, &|| run_cat(cat_cmd, out))
 }
 
 /// Min and median of `n` runs (after a warm-up run).
 fn min_median(n: usize, run: &dyn Fn() -> Duration) -> (Duration, Duration) {
-    run();
-    let mut v: Vec<Duration> = (0..n).map(|_| run()).collect();
-    v.sort();
-    (v[0], v[v.len() / 2])
+    interleaved(n, &[run])[0]
+}
+
+/// Min and median of `n` runs of each command, taken in rounds (one run of each per
+/// round, after a warm-up round), so that a machine whose speed drifts over seconds
+/// (another tenant of the host) slows every command of a comparison alike.
+fn interleaved(n: usize, runs: &[&dyn Fn() -> Duration]) -> Vec<(Duration, Duration)> {
+    for run in runs {
+        run();
+    }
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); runs.len()];
+    for _ in 0..n {
+        for (run, t) in runs.iter().zip(&mut times) {
+            t.push(run());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut v| {
+            v.sort();
+            (v[0], v[v.len() / 2])
+        })
+        .collect()
 }
 
 fn report_cross(log: &mut String) {
@@ -201,7 +223,6 @@ fn report_cross(log: &mut String) {
         // Five runs each: the medians of three spread too much on a busy 2-core machine.
         let runs = 5;
         let cat_out = root().join("target/bench-cat.ptx");
-        let (cat_min, cat_med) = time_cat(runs, &cat_cmd, &cat_out);
         let link = |threads: Option<&str>| {
             let mut c = Command::new(ptxld);
             if let Some(j) = threads {
@@ -214,7 +235,16 @@ fn report_cross(log: &mut String) {
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             t.elapsed()
         };
-        let (min, med) = min_median(runs, &|| link(None));
+        // `cat`, ptxld and (for x1) ptxld on one thread, in rounds.
+        let cat = || run_cat(&cat_cmd, &cat_out);
+        let all = || link(None);
+        let one = || link(Some("1"));
+        let timed = if scale == 1 {
+            interleaved(runs, &[&cat, &all, &one])
+        } else {
+            interleaved(runs, &[&cat, &all])
+        };
+        let ((cat_min, cat_med), (min, med)) = (timed[0], timed[1]);
         fresh(&out);
         let stats = Command::new(ptxld)
             .arg("--stats")
@@ -265,7 +295,7 @@ fn report_cross(log: &mut String) {
                 println!("{l}");
                 log.push_str(&l);
                 log.push('\n');
-                let (_, one) = min_median(runs, &|| link(Some("1")));
+                let one = timed[2].1;
                 let line = format!(
                     "  threads: 1 thread median {:.0} ms, all threads {:.0} ms = {:.2}x faster",
                     one.as_secs_f64() * 1e3,

@@ -343,19 +343,13 @@ impl<'a> Lexer<'a> {
                 pos += 1;
                 TokenKind::Punct
             } else if class & DIGIT != 0 {
-                // A plain decimal (`%r<5>`, `[16]`, `.align 8`): as `number` reads it,
-                // without a diagnostic. Octal-looking, suffixed or fractional literals,
-                // and values after `::` (`L2::128B`), are left to `any_token`.
-                let mut end = pos + 1;
-                while end < len && CLASS[src[end] as usize] & DIGIT != 0 {
-                    end += 1;
-                }
-                let ends = end == len || CLASS[src[end] as usize] & FOLLOW == 0 && src[end] != b'.';
+                // A plain decimal (`%r<5>`, `[16]`, `.align 8`). Other literals, and
+                // values after `::` (`L2::128B`), are left to `any_token`.
                 let qualifier = pos >= 2 && &src[pos - 2..pos] == b"::";
-                if !ends || qualifier || (b == b'0' && end > pos + 1) {
-                    break;
+                match plain_decimal_end(src, pos) {
+                    Some(end) if !qualifier => pos = end,
+                    _ => break,
                 }
-                pos = end;
                 TokenKind::Int
             } else {
                 break;
@@ -671,6 +665,20 @@ impl<'a> Lexer<'a> {
         self.error(lo, self.pos, msg.to_string());
         TokenKind::Error
     }
+}
+
+/// The end of the plain decimal literal at `p` (a digit there): `0`, or digits not
+/// starting with `0`, followed by a byte no literal continues with. `number` lexes
+/// exactly these as an `Int` without a diagnostic; `None` for any other literal
+/// (octal-looking, suffixed, fractional, hexadecimal, malformed).
+#[inline(always)]
+fn plain_decimal_end(src: &[u8], p: usize) -> Option<usize> {
+    let mut end = p + 1;
+    while end < src.len() && is(src[end], DIGIT) {
+        end += 1;
+    }
+    let ends = src.get(end).is_none_or(|&b| !is(b, FOLLOW) && b != b'.');
+    (ends && (src[p] != b'0' || end == p + 1)).then_some(end)
 }
 
 /// A small deterministic random number generator for the lexer's property tests.

@@ -552,16 +552,10 @@ impl Lexer<'_> {
             }
             Step::Next
         } else if class & DIGIT != 0 {
-            // A plain decimal ends at a byte that cannot continue any literal;
-            // anything else goes through the ordinary literal lexer, which decides
-            // where it ends and whether it is valid (its token is then dropped).
-            let mut end = p + 1;
-            while end < len && CLASS[src[end] as usize] & DIGIT != 0 {
-                end += 1;
-            }
-            let plain =
-                (b != b'0' || end == p + 1) && (end == len || !follows(end) && src[end] != b'.');
-            if plain {
+            // A plain decimal is skipped; anything else goes through the ordinary
+            // literal lexer, which decides where it ends and whether it is valid (its
+            // token is then dropped).
+            if let Some(end) = super::plain_decimal_end(src, p) {
                 p = end;
                 Step::Next
             } else if let Some(end) = hex_float_end(src, p) {

@@ -106,6 +106,25 @@ impl<'a> Globals<'a> {
 
 impl<'a> SymbolDb<'a> {
     pub fn build(inputs: &Inputs<'a>) -> SymbolDb<'a> {
+        // Which symbol each reference comes from is found per module in parallel,
+        // beside the nodes and the name index, which are built in order.
+        let (edges, mut db): (Vec<Vec<Edge>>, _) = rayon::join(
+            || inputs.modules.par_iter().map(reference_sources).collect(),
+            || Self::nodes_and_names(inputs),
+        );
+        for (mi, edges) in edges.into_iter().enumerate() {
+            let root = db.graph.add_node(Node::Root(mi as u32));
+            let nodes = &db.nodes[mi];
+            for (from, to, kind) in edges {
+                let from = from.map_or(root, |id| nodes[id.0 as usize]);
+                db.graph.add_edge(from, nodes[to.0 as usize], kind);
+            }
+        }
+        db
+    }
+
+    /// The graph's symbol nodes and the global-name index, without edges.
+    fn nodes_and_names(inputs: &Inputs<'a>) -> SymbolDb<'a> {
         let symbols: usize = inputs.modules.iter().map(|m| m.symbols.len()).sum();
         let references: usize = inputs.modules.iter().map(|m| m.references.len()).sum();
         let mut graph = DiGraph::with_capacity(symbols + inputs.modules.len(), references);
@@ -133,24 +152,11 @@ impl<'a> SymbolDb<'a> {
             }
             nodes.push(ns);
         }
-        let mut db = SymbolDb {
+        SymbolDb {
             globals: Globals::gather(named, names),
             graph,
             nodes,
-        };
-        // Which symbol each reference comes from is found per module in parallel;
-        // the graph itself is built in order.
-        let edges: Vec<Vec<(Option<SymbolId>, SymbolId, RefKind)>> =
-            inputs.modules.par_iter().map(reference_sources).collect();
-        for (mi, edges) in edges.into_iter().enumerate() {
-            let root = db.graph.add_node(Node::Root(mi as u32));
-            let nodes = &db.nodes[mi];
-            for (from, to, kind) in edges {
-                let from = from.map_or(root, |id| nodes[id.0 as usize]);
-                db.graph.add_edge(from, nodes[to.0 as usize], kind);
-            }
         }
-        db
     }
 
     /// True if anything in its module refers to the symbol.
@@ -172,9 +178,12 @@ impl<'a> SymbolDb<'a> {
     }
 }
 
-/// Each reference of `m` as (referring symbol, or `None` for the module itself;
-/// referenced symbol; kind).
-fn reference_sources(m: &Module) -> Vec<(Option<SymbolId>, SymbolId, RefKind)> {
+/// A reference as (referring symbol, or `None` for the module itself; referenced
+/// symbol; kind).
+type Edge = (Option<SymbolId>, SymbolId, RefKind);
+
+/// Each reference of `m` as an [`Edge`].
+fn reference_sources(m: &Module) -> Vec<Edge> {
     // The symbol that owns each item (for variables, per declarator).
     let mut owner: FxHashMap<u32, SymbolId> = FxHashMap::default();
     let mut var_owner: Vec<(crate::source::Span, SymbolId)> = Vec::new();

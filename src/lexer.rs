@@ -327,11 +327,8 @@ impl<'a> Lexer<'a> {
                     pos += 1;
                 }
                 TokenKind::Ident
-            } else if b == b'.' && follows(pos + 1) && CLASS[src[pos + 1] as usize] & DIGIT == 0 {
-                pos += 2;
-                while follows(pos) {
-                    pos += 1;
-                }
+            } else if let Some(end) = modifier_end(src, pos) {
+                pos = end;
                 TokenKind::Directive
             } else if matches!(
                 b,
@@ -665,6 +662,25 @@ impl<'a> Lexer<'a> {
         self.error(lo, self.pos, msg.to_string());
         TokenKind::Error
     }
+}
+
+/// The end of the directive or modifier at `p` (`.u32`, `.param`; a `.` there): a
+/// `.` followed by name characters, the first not a digit. `None` for anything else
+/// (`.5` is a number, a lone `.` punctuation).
+#[inline(always)]
+fn modifier_end(src: &[u8], p: usize) -> Option<usize> {
+    if src[p] != b'.' {
+        return None;
+    }
+    let next = *src.get(p + 1)?;
+    if !is(next, FOLLOW) || is(next, DIGIT) {
+        return None;
+    }
+    let mut end = p + 2;
+    while end < src.len() && is(src[end], FOLLOW) {
+        end += 1;
+    }
+    Some(end)
 }
 
 /// The end of the plain decimal literal at `p` (a digit there): `0`, or digits not

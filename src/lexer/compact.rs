@@ -544,12 +544,9 @@ impl Lexer<'_> {
                 });
             }
             Step::Next
-        } else if b == b'.' && follows(p + 1) && CLASS[src[p + 1] as usize] & DIGIT == 0 {
+        } else if let Some(end) = super::modifier_end(src, p) {
             // A modifier (`.u32`) or a vector component (`%tid.x`).
-            p += 2;
-            while follows(p) {
-                p += 1;
-            }
+            p = end;
             Step::Next
         } else if class & DIGIT != 0 {
             // A plain decimal is skipped; anything else goes through the ordinary

@@ -1,13 +1,14 @@
-//! Micro-benchmarks of the front end (divan): the lexer and the parser on one module
-//! from each real producer, reported in bytes per second. `just bench` runs them after
-//! the whole-process benchmark (`benches/parse.rs`).
+//! Micro-benchmarks of the front end (divan): the lexer, the parser and the link's
+//! parse (bodies lexed compactly) on one module from each real producer, reported in
+//! bytes per second. `just bench` runs them after the whole-process benchmark
+//! (`benches/parse.rs`).
 
 use std::path::PathBuf;
 
 use divan::counter::BytesCount;
 use divan::Bencher;
 use ptxld::lexer::lex;
-use ptxld::parse::parse_module;
+use ptxld::parse::{parse_module, parse_module_deferred};
 use ptxld::source::FileId;
 
 fn main() {
@@ -51,6 +52,19 @@ fn parser(bencher: Bencher, name: &str) {
     let src = input(name);
     bencher.counter(BytesCount::of_slice(&src)).bench(|| {
         parse_module(FileId(0), divan::black_box(&src))
+            .module
+            .items
+            .len()
+    });
+}
+
+/// The parse a link runs: bodies lexed once the module's names are known, keeping
+/// only what the body walk reads (`parse_module_deferred`).
+#[divan::bench(args = INPUTS)]
+fn link_parser(bencher: Bencher, name: &str) {
+    let src = input(name);
+    bencher.counter(BytesCount::of_slice(&src)).bench(|| {
+        parse_module_deferred(FileId(0), divan::black_box(&src), Vec::new())
             .module
             .items
             .len()

@@ -521,6 +521,16 @@ impl Lexer<'_> {
         }
         let b = src[p];
         let class = CLASS[b as usize];
+        // Tested first: every instruction ends at one, and most have no other event.
+        if b == b';' && *depth == 0 {
+            *pos = p + 1;
+            self.out.tokens.push(Token {
+                kind: TokenKind::Punct,
+                lo: p as u32,
+                hi: p as u32 + 1,
+            });
+            return Some(Step::End(Outcome::Done));
+        }
         let step = if class & WS != 0 {
             p += 1;
             Step::Next
@@ -575,15 +585,6 @@ impl Lexer<'_> {
             }
         } else {
             match b {
-                b';' if *depth == 0 => {
-                    p += 1;
-                    self.out.tokens.push(Token {
-                        kind: TokenKind::Punct,
-                        lo: p as u32 - 1,
-                        hi: p as u32,
-                    });
-                    Step::End(Outcome::Done)
-                }
                 b'{' | b'}' => {
                     if b == b'{' {
                         *depth += 1;
@@ -638,7 +639,9 @@ fn hex_float_end(src: &[u8], p: usize) -> Option<usize> {
     };
     let end = p + 2 + want;
     let digits = src.get(p + 2..end)?;
-    let hex = digits.iter().all(|&b| CLASS[b as usize] & HEX != 0);
+    // No early exit: a loop that stops at the first non-digit mispredicts its exit
+    // on nearly every literal.
+    let hex = digits.iter().fold(HEX, |acc, &b| acc & CLASS[b as usize]) != 0;
     let ends = src
         .get(end)
         .is_none_or(|&b| CLASS[b as usize] & FOLLOW == 0);

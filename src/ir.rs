@@ -724,16 +724,22 @@ impl Module {
 
     /// Fills [`Module::kept`] from `src`, the module's source.
     pub(crate) fn keep_text(&mut self, src: &[u8]) {
-        let mut kept = KeptText::default();
-        for item in &self.items {
-            match &item.kind {
-                ItemKind::Function(f) => kept.keep(src, Span::new(item.span.lo, f.header_end)),
-                ItemKind::Variable(_) | ItemKind::File(_) => kept.keep(src, item.span),
-                _ => {}
-            }
+        // Sized first: growing the copy as it is made copied it again and again.
+        let kept_spans = || {
+            self.items.iter().filter_map(|item| match &item.kind {
+                ItemKind::Function(f) => Some(Span::new(item.span.lo, f.header_end)),
+                ItemKind::Variable(_) | ItemKind::File(_) => Some(item.span),
+                _ => None,
+            })
+        };
+        let (count, bytes) = kept_spans().fold((0, 0), |(n, b), s| (n + 1, b + s.len()));
+        let mut kept = KeptText {
+            text: Vec::with_capacity(bytes),
+            spans: Vec::with_capacity(count),
+        };
+        for span in kept_spans() {
+            kept.keep(src, span);
         }
-        kept.text.shrink_to_fit();
-        kept.spans.shrink_to_fit();
         self.kept = kept;
     }
 

@@ -289,4 +289,43 @@ mod tests {
         }
         assert!(bodies > 500, "only {bodies} bodies");
     }
+
+    /// A module with more items than a thread's scratch vector is kept for, then a
+    /// small one on the same thread: each gets exactly its own items.
+    #[test]
+    fn items_of_a_large_module_then_a_small_one() {
+        let names = |p: &Parsed, src: &str| -> Vec<String> {
+            p.module
+                .symbols
+                .iter()
+                .map(|s| {
+                    let d = &s.decls[0];
+                    let item = &p.module.items[d.item.0 as usize];
+                    src[item.span.range()].to_string()
+                })
+                .collect()
+        };
+        let head = ".version 7.0\n.target sm_70\n.address_size 64\n";
+        let n = items::SCRATCH_MAX + 10;
+        let mut large = head.to_string();
+        for i in 0..n {
+            large.push_str(&format!(".extern .func f{i}();\n"));
+        }
+        let small = format!("{head}.extern .func g();\n.visible .global .u32 v;\n");
+        for _ in 0..2 {
+            let p = parse_module(FileId(0), large.as_bytes());
+            assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+            assert_eq!(p.module.items.len(), n + 3);
+            assert_eq!(
+                names(&p, &large)[n - 1],
+                format!(".extern .func f{}();", n - 1)
+            );
+            let p = parse_module(FileId(0), small.as_bytes());
+            assert_eq!(p.module.items.len(), 5);
+            assert_eq!(
+                names(&p, &small),
+                [".extern .func g();", ".visible .global .u32 v;"]
+            );
+        }
+    }
 }

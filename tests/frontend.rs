@@ -397,6 +397,53 @@ fn without_tokens(mut p: ptxld::parse::Parsed) -> String {
     format!("{:#?}\n{:#?}", p.module, p.diagnostics)
 }
 
+/// Register declarations are skipped without tokens only in their plain shape: every
+/// other shape (and every broken one) is parsed as a full parse does, diagnostics
+/// included. Each body is checked both ways.
+#[test]
+fn register_declarations_of_every_shape_parse_as_in_a_full_parse() {
+    use ptxld::parse::{parse_module_deferred, parse_module_into};
+    let shapes = [
+        ".reg .b32 %r<4>;",
+        ".reg .pred %p;",
+        ".reg .v2 .f32 %v<2>, %w;",
+        ".reg\t.b64\t%rd< 12 >  ,\n  %x ;",
+        ".reg .b32 %r<4>",
+        ".reg .b32 %r<4>; .reg .b32 g;",
+        ".reg .b32 g;",
+        ".reg .b32 %r<04>;",
+        ".reg .b32 %r<4x>;",
+        ".reg .b32 %r<>;",
+        ".reg .b32 %r<4>>;",
+        ".reg .b32 %r = 1;",
+        ".reg .align 4 .b32 %r;",
+        ".reg %r;",
+        ".reg;",
+        ".reg .b32 %r[4];",
+        ".reg .b32 %r, ;",
+        ".reg .b32 % r;",
+        ".reg .b32 %r /* c */;",
+        ".reg .b32 %r; // c",
+        ".reg .b32 %r\u{e9};",
+        ".reg.b32 %r;",
+        ".regs .b32 %r;",
+        ".reg .b32%r;",
+        ".reg .attribute(.managed) .b32 %r;",
+    ];
+    for shape in shapes {
+        for module_scope in ["", ".global .u32 %q;\n"] {
+            let src = format!(
+                ".version 7.0\n.target sm_70\n.address_size 64\n{module_scope}\
+                 .global .u32 g;\n.visible .func f()\n{{\n\t{shape}\n\tld.global.u32 %r1, [g];\n\tret;\n}}\n"
+            );
+            let full = without_tokens(parse_module_into(FileId(0), src.as_bytes(), Vec::new()));
+            let compact =
+                without_tokens(parse_module_deferred(FileId(0), src.as_bytes(), Vec::new()));
+            assert!(full == compact, "{src}: compact parse differs");
+        }
+    }
+}
+
 /// Compact lexing of bodies (the linker's front end) must build exactly the module a
 /// full parse builds, for valid and invalid input alike: every fixture (real producer
 /// output and the hand-written bad inputs), and every fixture with a body cut short,

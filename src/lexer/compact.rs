@@ -359,6 +359,12 @@ impl Lexer<'_> {
     /// A statement starting with a directive, lexed in full. Only the directives the
     /// body walk knows are taken; `.loc` has no `;` and is lexed as `loc_args` reads it.
     fn directive_statement(&mut self) -> Option<()> {
+        if self.skip_registers {
+            if let Some(end) = register_declaration_end(self.src, self.pos) {
+                self.pos = end;
+                return Some(());
+            }
+        }
         let t = self.lex_one()?;
         if t.kind != TokenKind::Directive {
             return None;
@@ -626,6 +632,67 @@ impl Lexer<'_> {
     }
 }
 
+/// At a `.reg` statement: the position after its `;` if it declares `%`-named
+/// registers only and in the plain shape every producer writes, `.reg .type{ .type}
+/// %name[<N>]{, %name[<N>]};` (ASCII, whitespace between the directives, no comment,
+/// no `.align` or initializer), which lexes without a diagnostic and which the body
+/// walk reads without one; `None` for anything else, lexed in full as before. Such a
+/// declaration is a tenth of a body's statements.
+fn register_declaration_end(src: &[u8], p: usize) -> Option<usize> {
+    let class = |i: usize| src.get(i).map_or(0, |&b| CLASS[b as usize]);
+    let skip_ws = |mut i: usize| {
+        while class(i) & WS != 0 {
+            i += 1;
+        }
+        i
+    };
+    if !src[p..].starts_with(b".reg") || class(p + 4) & WS == 0 {
+        return None;
+    }
+    // The type directives, each followed by whitespace.
+    let mut i = skip_ws(p + 4);
+    let mut types = 0;
+    while src.get(i) == Some(&b'.') {
+        i = super::modifier_end(src, i)?;
+        if class(i) & WS == 0 {
+            return None;
+        }
+        i = skip_ws(i);
+        types += 1;
+    }
+    if types == 0 {
+        return None;
+    }
+    loop {
+        // `%name`
+        if src.get(i) != Some(&b'%') || class(i + 1) & FOLLOW == 0 {
+            return None;
+        }
+        i += 2;
+        while class(i) & FOLLOW != 0 {
+            i += 1;
+        }
+        i = skip_ws(i);
+        // `<N>`
+        if src.get(i) == Some(&b'<') {
+            i = skip_ws(i + 1);
+            if class(i) & DIGIT == 0 {
+                return None;
+            }
+            i = skip_ws(super::plain_decimal_end(src, i)?);
+            if src.get(i) != Some(&b'>') {
+                return None;
+            }
+            i = skip_ws(i + 1);
+        }
+        match src.get(i)? {
+            b';' => return Some(i + 1),
+            b',' => i = skip_ws(i + 1),
+            _ => return None,
+        }
+    }
+}
+
 /// At a literal starting `0f` or `0d`: the end of a valid exact hex float (exactly 8
 /// or 16 hex digits, then a byte no literal continues with), which lexes as one
 /// token without a diagnostic; `None` for anything else. libdevice's operands are
@@ -717,6 +784,43 @@ mod tests {
         assert_eq!(body_toks, want);
     }
 
+    /// The plain register declaration is recognised to its `;` and nothing else is.
+    #[test]
+    fn register_declarations_are_recognised_in_their_plain_shape_only() {
+        let end = |s: &str| register_declaration_end(s.as_bytes(), 0);
+        for plain in [
+            ".reg .b32 %r<4>;",
+            ".reg .pred %p;",
+            ".reg .v4 .f32 %v<2>, %w, %x<10>;",
+            ".reg\t.b64\t%rd< 12 >  ,\n %x ;",
+        ] {
+            assert_eq!(
+                end(&format!("{plain} ld.u32 %r1, [a];")),
+                Some(plain.len()),
+                "{plain}"
+            );
+        }
+        for other in [
+            ".reg .b32 %r<4>",
+            ".reg .b32 g;",
+            ".reg .b32 %r<04>;",
+            ".reg .b32 %r<4x>;",
+            ".reg .b32 %r<4>>;",
+            ".reg .b32 %r = 1;",
+            ".reg .align 4 .b32 %r;",
+            ".reg %r;",
+            ".reg .b32 %r, ;",
+            ".reg .b32 %r /* c */;",
+            ".reg.b32 %r;",
+            ".regs .b32 %r;",
+            ".reg .b32%r;",
+            ".reg .attribute(.managed) .b32 %r;",
+            ".local .b32 %r;",
+        ] {
+            assert_eq!(end(other), None, "{other}");
+        }
+    }
+
     /// With a symbol filter, instructions that may name no module-scope symbol are
     /// left out whole; the rest keep their opcode, `;` and the identifiers that may.
     #[test]
@@ -732,6 +836,7 @@ mod tests {
             lo,
             Default::default(),
             Some(&may),
+            false,
         );
         assert_eq!(end, src.len());
         let toks: Vec<&str> = lexed

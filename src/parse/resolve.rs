@@ -67,8 +67,17 @@ impl<'d> DeferredBodies<'d> {
     }
 
     /// The tokens of `body` if it was deferred (bodies are asked for in order),
-    /// without the instructions and operands that name none of `names`.
-    fn tokens(&mut self, file: FileId, src: &[u8], body: Span, names: &Names) -> Option<&[Token]> {
+    /// without the instructions and operands that name none of `names`, and, unless
+    /// the walk records `body_names` or a module-scope name starts with `%`, without
+    /// plain register declarations.
+    fn tokens(
+        &mut self,
+        file: FileId,
+        src: &[u8],
+        body: Span,
+        names: &Names,
+        body_names: bool,
+    ) -> Option<&[Token]> {
         while self.opens.get(self.next).is_some_and(|&lo| lo < body.lo) {
             self.next += 1;
         }
@@ -84,6 +93,7 @@ impl<'d> DeferredBodies<'d> {
             body.lo as usize,
             std::mem::take(&mut self.lexed),
             Some(&may_be_symbol),
+            !body_names && !names.any_percent,
         );
         if !lexed.errors.is_empty() || end != body.hi as usize {
             self.exact = false;
@@ -109,6 +119,7 @@ impl<'d> DeferredBodies<'d> {
                 body.lo as usize,
                 std::mem::take(&mut self.lexed),
                 None,
+                false,
             );
             self.lexed = lexed;
             self.again = Some(body.lo);
@@ -332,7 +343,7 @@ pub(crate) fn resolve(
             }
             ItemKind::Function(f) if split.is_none() => {
                 if let Some(body) = &f.body {
-                    let toks = match deferred.tokens(file, src, body.span, &names) {
+                    let toks = match deferred.tokens(file, src, body.span, &names, sections_refer) {
                         Some(toks) => toks,
                         None => &m.tokens[body.tokens.range()],
                     };
@@ -513,7 +524,7 @@ fn walk_bodies_split<'s>(
             let mut out = BodiesOut::default();
             for &(item, f, span) in group.iter() {
                 let Some(body) = &f.body else { continue };
-                let toks = match deferred.tokens(m.file, src, span, names) {
+                let toks = match deferred.tokens(m.file, src, span, names, sections_refer) {
                     Some(toks) => toks,
                     None => &m.tokens[body.tokens.range()],
                 };

@@ -165,21 +165,21 @@ pub type MayBeSymbol<'f> = &'f dyn Fn(&[u8]) -> bool;
 /// in it. Labels and declarations keep all their tokens, so shadowing and the
 /// names debug sections look for are as before.
 ///
-/// With `skip_registers` too, a declaration of `%`-named registers only (`.reg .b32
-/// %r<5>;`) in its plain shape leaves no token: the caller promises that no
-/// module-scope name starts with `%` (so no register shadows one) and that no debug
-/// section asks for the names defined in the body.
+/// With `skip_definitions` too, a declaration of `%`-named registers only (`.reg .b32
+/// %r<5>;`) in its plain shape and a label `symbols` rejects leave no token: the
+/// caller promises that no module-scope name starts with `%` (so no register shadows
+/// one) and that no debug section asks for the names defined in the body.
 pub fn lex_body(
     file: FileId,
     src: &[u8],
     lo: usize,
     reuse: Lexed,
     symbols: Option<MayBeSymbol<'_>>,
-    skip_registers: bool,
+    skip_definitions: bool,
 ) -> (Lexed, usize) {
     let mut lx = Lexer::reusing(file, src, reuse, Bodies::Compact);
     lx.symbols = symbols;
-    lx.skip_registers = skip_registers && symbols.is_some();
+    lx.skip_definitions = skip_definitions && symbols.is_some();
     lx.pos = lo;
     if !lx.compact_body() {
         lx.full_body();
@@ -214,9 +214,9 @@ struct Lexer<'a> {
     depth: u32,
     /// In a body lexed by [`lex_body`] with it: which operand identifiers to keep.
     symbols: Option<MayBeSymbol<'a>>,
-    /// In a body lexed by [`lex_body`] with it: plain register declarations are
-    /// skipped without tokens.
-    skip_registers: bool,
+    /// In a body lexed by [`lex_body`] with it: plain register declarations and
+    /// labels that name no module-scope symbol are skipped without tokens.
+    skip_definitions: bool,
     /// The operand scan's last window (`lexer/operand_skip.rs`).
     events: operand_skip::Events,
 }
@@ -244,7 +244,7 @@ impl<'a> Lexer<'a> {
             bodies,
             depth: 0,
             symbols: None,
-            skip_registers: false,
+            skip_definitions: false,
             events: operand_skip::Events::new(),
             out,
         }

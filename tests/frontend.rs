@@ -397,11 +397,12 @@ fn without_tokens(mut p: ptxld::parse::Parsed) -> String {
     format!("{:#?}\n{:#?}", p.module, p.diagnostics)
 }
 
-/// Register declarations are skipped without tokens only in their plain shape: every
-/// other shape (and every broken one) is parsed as a full parse does, diagnostics
-/// included. Each body is checked both ways.
+/// Register declarations are skipped without tokens only in their plain shape, and
+/// labels only when they name no module-scope symbol: every other shape (and every
+/// broken one) is parsed as a full parse does, diagnostics included. Each body is
+/// checked both ways.
 #[test]
-fn register_declarations_of_every_shape_parse_as_in_a_full_parse() {
+fn register_declarations_and_labels_of_every_shape_parse_as_in_a_full_parse() {
     use ptxld::parse::{parse_module_deferred, parse_module_into};
     let shapes = [
         ".reg .b32 %r<4>;",
@@ -429,6 +430,11 @@ fn register_declarations_of_every_shape_parse_as_in_a_full_parse() {
         ".regs .b32 %r;",
         ".reg .b32%r;",
         ".reg .attribute(.managed) .b32 %r;",
+        "L: .reg .b32 %r;",
+        "g: .reg .b32 %r;",
+        "g:",
+        "$L__BB0_1: @%p bra $L__BB0_1;",
+        "@%p L: ret;",
     ];
     for shape in shapes {
         for module_scope in ["", ".global .u32 %q;\n"] {

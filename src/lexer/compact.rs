@@ -359,7 +359,7 @@ impl Lexer<'_> {
     /// A statement starting with a directive, lexed in full. Only the directives the
     /// body walk knows are taken; `.loc` has no `;` and is lexed as `loc_args` reads it.
     fn directive_statement(&mut self) -> Option<()> {
-        if self.skip_registers {
+        if self.skip_definitions {
             if let Some(end) = register_declaration_end(self.src, self.pos) {
                 self.pos = end;
                 return Some(());
@@ -461,6 +461,12 @@ impl Lexer<'_> {
             if guarded {
                 self.reset(start);
                 return self.full_statement();
+            }
+            // A label that names no module-scope symbol shadows nothing: the walk
+            // needs it only when it records the body's names.
+            if self.skip_definitions && !self.symbols.is_some_and(|may| may(opcode.text(src))) {
+                self.pos += 1;
+                return Some(());
             }
             self.out.tokens.push(opcode);
             self.punct1();

@@ -217,6 +217,9 @@ struct Lexer<'a> {
     /// In a body lexed by [`lex_body`] with it: plain register declarations and
     /// labels that name no module-scope symbol are skipped without tokens.
     skip_definitions: bool,
+    /// In a compactly lexed instruction: its opcode, until an operand identifier is
+    /// kept (see `Lexer::instruction_or_label`).
+    pending_opcode: Option<Token>,
     /// The operand scan's last window (`lexer/operand_skip.rs`).
     events: operand_skip::Events,
 }
@@ -245,6 +248,7 @@ impl<'a> Lexer<'a> {
             depth: 0,
             symbols: None,
             skip_definitions: false,
+            pending_opcode: None,
             events: operand_skip::Events::new(),
             out,
         }

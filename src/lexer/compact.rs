@@ -151,6 +151,7 @@ impl Lexer<'_> {
     }
 
     fn reset(&mut self, m: Mark) {
+        self.pending_opcode = None;
         self.pos = m.pos;
         self.out.tokens.truncate(m.tokens);
         self.out.comments.truncate(m.comments);
@@ -477,20 +478,21 @@ impl Lexer<'_> {
             self.reset(start);
             return self.full_statement();
         }
-        self.out.tokens.push(opcode);
-        let opcode_at = self.out.tokens.len() - 1;
+        // With `symbols` and no guard kept, the opcode is pushed only before the
+        // first identifier kept: an instruction naming no symbol is left out whole
+        // (the walk would find nothing in it; comments stay recorded).
+        if self.symbols.is_some() && !guard_kept {
+            self.pending_opcode = Some(opcode);
+        } else {
+            self.out.tokens.push(opcode);
+        }
         match self.operands()? {
-            // Only the opcode and `;` are left: with `symbols`, the walk would find
-            // nothing here, so the instruction is left out (comments stay recorded).
-            Outcome::Done
-                if self.symbols.is_some()
-                    && !guard_kept
-                    && self.out.tokens.len() == opcode_at + 2 =>
-            {
-                self.out.tokens.truncate(start.tokens);
+            Outcome::Done => {
+                if self.pending_opcode.take().is_some() {
+                    self.out.tokens.truncate(start.tokens);
+                }
                 Some(())
             }
-            Outcome::Done => Some(()),
             Outcome::Full => {
                 self.reset(start);
                 self.full_statement()
@@ -536,6 +538,9 @@ impl Lexer<'_> {
         // Tested first: every instruction ends at one, and most have no other event.
         if b == b';' && *depth == 0 {
             *pos = p + 1;
+            if self.pending_opcode.is_some() {
+                return Some(Step::End(Outcome::Done));
+            }
             self.out.tokens.push(Token {
                 kind: TokenKind::Punct,
                 lo: p as u32,
@@ -559,6 +564,9 @@ impl Lexer<'_> {
                 p += 1;
             }
             if self.symbols.is_none_or(|may| may(&src[lo..p])) {
+                if let Some(opcode) = self.pending_opcode.take() {
+                    self.out.tokens.push(opcode);
+                }
                 self.out.tokens.push(Token {
                     kind: TokenKind::Ident,
                     lo: lo as u32,

@@ -163,9 +163,8 @@ pub type MayBeSymbol<'f> = &'f dyn Fn(&[u8]) -> bool;
 /// identifiers for which it says false, and the whole instruction (opcode, guard,
 /// braces, `;`) when nothing of it is left: the body walk would find no reference
 /// in it. Labels and declarations keep all their tokens, so shadowing and the
-/// names debug sections look for are as before.
-///
-/// With `skip_definitions` too, a declaration of `%`-named registers only (`.reg .b32
+/// names debug sections look for are as before, except that with `skip_definitions`
+/// too, a declaration of `%`-named registers only (`.reg .b32
 /// %r<5>;`) in its plain shape and a label `symbols` rejects leave no token: the
 /// caller promises that no module-scope name starts with `%` (so no register shadows
 /// one) and that no debug section asks for the names defined in the body.

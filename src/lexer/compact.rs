@@ -16,7 +16,7 @@
 //! the body is lexed in full.
 
 use super::operand_skip::next_event_cached;
-use super::scan::find_newline;
+use super::scan::{find_newline, skip_whitespace};
 use super::{Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, HEX, ID_START, WS};
 
 /// The position of the first byte at or after `pos` that [`SKIP`] marks, or
@@ -309,7 +309,7 @@ impl Lexer<'_> {
     fn skip_trivia(&mut self) -> Option<()> {
         let src = self.src;
         loop {
-            self.pos = super::scan::skip_whitespace(src, self.pos);
+            self.pos = skip_whitespace(src, self.pos);
             if self.pos >= src.len() {
                 return None;
             }
@@ -654,12 +654,7 @@ impl Lexer<'_> {
 /// declaration is a tenth of a body's statements.
 fn register_declaration_end(src: &[u8], p: usize) -> Option<usize> {
     let class = |i: usize| src.get(i).map_or(0, |&b| CLASS[b as usize]);
-    let skip_ws = |mut i: usize| {
-        while class(i) & WS != 0 {
-            i += 1;
-        }
-        i
-    };
+    let skip_ws = |i: usize| skip_whitespace(src, i);
     if !src[p..].starts_with(b".reg") || class(p + 4) & WS == 0 {
         return None;
     }

@@ -324,3 +324,56 @@ fn a_parse_error_in_link_mode_leaves_no_output_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("link_bad.ptx:3:18: hexadecimal"));
     assert!(!out_path.exists());
 }
+
+/// `.alias` directives come after the definitions, in the order of the output
+/// symbols (first declaration in link order), not in the order of the modules that
+/// hold them: here the first module declares `a3` before `a2`.
+#[test]
+fn aliases_are_written_in_the_order_of_their_output_symbols() {
+    let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
+    let mut inputs = vec![tmp(
+        "alias-order-0.ptx",
+        format!(
+            "{header}.extern .func (.param .b32 rv) a3 (.param .b32 a);\n\
+             .extern .func (.param .b32 rv) a2 (.param .b32 a);\n\
+             .visible .entry k (.param .u64 out)\n{{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n\
+             \tld.param.u64 %rd1, [out];\n\
+             \t{{\n\t.param .b32 p0;\n\t.param .b32 r0;\n\tst.param.b32 [p0], 35;\n\
+             \tcall (r0), a3, (p0);\n\tld.param.b32 %r1, [r0];\n\t}}\n\
+             \t{{\n\t.param .b32 p0;\n\t.param .b32 r0;\n\tst.param.b32 [p0], %r1;\n\
+             \tcall (r0), a2, (p0);\n\tld.param.b32 %r2, [r0];\n\t}}\n\
+             \tst.global.u32 [%rd1], %r2;\n\tret;\n}}\n"
+        )
+        .as_bytes(),
+    )];
+    for i in 1..=3 {
+        inputs.push(tmp(
+            &format!("alias-order-{i}.ptx"),
+            format!(
+                "{header}.visible .func (.param .b32 rv) t{i} (.param .b32 a)\n{{\n\
+                 \t.reg .b32 %r<2>;\n\tld.param.b32 %r1, [a];\n\tst.param.b32 [rv], %r1;\n\
+                 \tret;\n}}\n.visible .func (.param .b32 rv) a{i} (.param .b32 a);\n\
+                 .alias a{i}, t{i};\n"
+            )
+            .as_bytes(),
+        ));
+    }
+    let out = tmp("alias-order.ptx", b"");
+    let mut args = vec!["-o", s(&out)];
+    args.extend(inputs.iter().map(|p| s(p)));
+    for threads in ["1", "2"] {
+        let mut args = args.clone();
+        args.extend(["-j", threads]);
+        let r = ptxld(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let text = std::fs::read_to_string(&out).unwrap();
+        let aliases: Vec<&str> = text.lines().filter(|l| l.starts_with(".alias")).collect();
+        assert_eq!(
+            aliases,
+            [".alias a3, t3;", ".alias a2, t2;", ".alias a1, t1;"],
+            "{threads} threads:\n{text}"
+        );
+        let last_definition = text.rfind("\tret;\n}").unwrap();
+        assert!(text.find(".alias").unwrap() > last_definition, "{text}");
+    }
+}

@@ -116,9 +116,17 @@ impl Rope {
     pub fn append(&mut self, other: Rope) {
         let base = self.arena.len() as u64;
         self.arena.extend_from_slice(&other.arena);
-        for p in other.pieces {
-            let lo = if p.src == ARENA { p.lo + base } else { p.lo };
-            self.push(p.src, lo, p.len);
+        let moved = |p: Piece| Piece {
+            lo: if p.src == ARENA { p.lo + base } else { p.lo },
+            ..p
+        };
+        let mut rest = other.pieces.into_iter();
+        // Only the first piece can join the last one here: `other`'s own pieces were
+        // joined as it was built.
+        if let Some(first) = rest.next().map(moved) {
+            self.push(first.src, first.lo, first.len);
+            self.len += other.len - u64::from(first.len);
+            self.pieces.extend(rest.map(moved));
         }
     }
 

@@ -7,6 +7,8 @@
 //! Text is spliced from the inputs: only identifiers of renamed symbols, alignments of
 //! merged variables and `.file`/`.loc` indices are substituted.
 
+use std::borrow::Cow;
+
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -22,8 +24,10 @@ use super::report::{display_name, Inputs};
 use super::resolve::{find_symbol, Resolution};
 use super::rope::Rope;
 
-/// A substitution: replace the bytes of `span` (possibly empty: an insertion).
-type Edit = (Span, Vec<u8>);
+/// A substitution: replace the bytes of `span` (possibly empty: an insertion). A
+/// renamed symbol's new name is borrowed from the resolution (every reference to it
+/// is an edit: a copy each cost an allocation per reference).
+type Edit<'r> = (Span, Cow<'r, [u8]>);
 
 /// Output symbols per parallel task when prototypes and variables are laid out:
 /// large enough that appending the pieces in order costs little next to making them.
@@ -56,7 +60,7 @@ struct Writer<'i, 'a> {
     res: &'i Resolution,
     /// Output symbols whose alignment is raised (few; scanned once per module).
     aligned: Vec<usize>,
-    edits: Vec<Vec<Edit>>,
+    edits: Vec<Vec<Edit<'i>>>,
     out: Rope,
 }
 
@@ -192,30 +196,54 @@ pub(crate) fn write(
     for part in definitions {
         w.out.append(part);
     }
-    // `.alias` directives of the aliases that won, found through one index of every
-    // module's `.alias` items (not a scan of its items per alias).
-    let mut alias_items: FxHashMap<(u32, &[u8]), Vec<Span>> = FxHashMap::default();
-    for (mi, m) in inputs.modules.iter().enumerate() {
-        for item in &m.items {
-            if let ItemKind::Alias { alias, .. } = &item.kind {
-                let name = &inputs.src(mi as u32)[alias.range()];
-                alias_items
-                    .entry((mi as u32, name))
-                    .or_default()
-                    .push(item.span);
-            }
-        }
-    }
-    for (o, out) in res.outs.iter().enumerate() {
-        let m = inputs.module(out.origin);
-        if out.kind != SymbolKind::Function || m.symbol(out.origin.id).aliasee.is_none() || !keep(o)
-        {
-            continue;
-        }
-        let key = (out.origin.module, inputs.name(out.origin));
-        for &span in alias_items.get(&key).into_iter().flatten() {
-            w.line(out.origin.module, span, "");
-        }
+    // `.alias` directives of the aliases that won, in output-symbol order: each
+    // module's `.alias` items are found in parallel (most modules have none) and
+    // named through an index of that module's symbols, instead of a serial pass over
+    // every output symbol.
+    let mut aliases: Vec<(usize, u32, Span)> = inputs
+        .modules
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(mi, m)| {
+            let mi = mi as u32;
+            let items: Vec<(&[u8], Span)> = m
+                .items
+                .iter()
+                .filter_map(|item| match &item.kind {
+                    ItemKind::Alias { alias, .. } => {
+                        Some((&inputs.src(mi)[alias.range()], item.span))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let ids: FxHashMap<&[u8], crate::ir::SymbolId> = if items.is_empty() {
+                FxHashMap::default()
+            } else {
+                let mut ids = FxHashMap::default();
+                for (id, _) in m.symbols_with_ids() {
+                    ids.entry(m.symbol_name(id)).or_insert(id);
+                }
+                ids
+            };
+            items.into_iter().filter_map(move |(name, span)| {
+                let me = ModSym {
+                    module: mi,
+                    id: *ids.get(name)?,
+                };
+                let o = res.out_of(me)? as usize;
+                let out = &res.outs[o];
+                let wins = out.origin == me
+                    && out.kind == SymbolKind::Function
+                    && m.symbol(me.id).aliasee.is_some()
+                    && keep(o);
+                wins.then_some((o, mi, span))
+            })
+        })
+        .collect();
+    // Stable: an output symbol's items stay in source order.
+    aliases.sort_by_key(|&(o, ..)| o);
+    for (_, mi, span) in aliases {
+        w.line(mi, span, "");
     }
     if let (Dwarf::Merge, Some(merged)) = (dwarf, debug.merged) {
         let edits = &w.edits;
@@ -225,36 +253,36 @@ pub(crate) fn write(
     Ok(w.out)
 }
 
-impl Writer<'_, '_> {
+impl<'i> Writer<'i, '_> {
     /// Writes `span` of module `mi` with its edits, then `tail` and a newline.
     fn line(&mut self, mi: u32, span: Span, tail: &str) {
         line(&mut self.out, self.inputs, &self.edits, mi, span, tail);
     }
 
-    fn module_edits(&self, mi: u32, files: &FxHashMap<u32, u32>, dwarf: Dwarf) -> Vec<Edit> {
+    fn module_edits(&self, mi: u32, files: &FxHashMap<u32, u32>, dwarf: Dwarf) -> Vec<Edit<'i>> {
         let m = &self.inputs.modules[mi as usize];
         let mut edits: Vec<Edit> = Vec::new();
         // The module's renamed symbols first (usually none), then their names: a
         // module with millions of references and nothing renamed costs one pass over
         // its symbols.
-        let renamed: Vec<Option<&Vec<u8>>> = m
+        let renamed: Vec<Option<&'i [u8]>> = m
             .symbols_with_ids()
             .map(|(id, _)| {
                 // A global name never changes, and a local is its output's origin.
                 let o = self.res.out_of(ModSym { module: mi, id })?;
-                self.res.outs[o as usize].renamed.as_ref()
+                self.res.outs[o as usize].renamed.as_deref()
             })
             .collect();
         if renamed.iter().any(Option::is_some) {
             let new_name = |id: crate::ir::SymbolId| renamed[id.0 as usize];
             for r in &m.references {
                 if let Some(new) = new_name(r.symbol) {
-                    edits.push((r.span, new.clone()));
+                    edits.push((r.span, Cow::Borrowed(new)));
                 }
             }
             for (id, s) in m.symbols_with_ids() {
                 if let Some(new) = new_name(id) {
-                    edits.extend(s.decls.iter().map(|d| (d.name, new.clone())));
+                    edits.extend(s.decls.iter().map(|d| (d.name, Cow::Borrowed(new))));
                 }
             }
         }
@@ -266,10 +294,13 @@ impl Writer<'_, '_> {
             let d = sym.definition().unwrap_or(&sym.decls[0]);
             if let ItemKind::Variable(v) = &m.item(d.item).kind {
                 match v.spec.align_span {
-                    Some(span) => edits.push((span, align.to_string().into_bytes())),
+                    Some(span) => edits.push((span, Cow::Owned(align.to_string().into_bytes()))),
                     None => {
                         let at = v.spec.space_span.hi;
-                        edits.push((Span::new(at, at), format!(" .align {align}").into_bytes()));
+                        edits.push((
+                            Span::new(at, at),
+                            Cow::Owned(format!(" .align {align}").into_bytes()),
+                        ));
                     }
                 }
             }
@@ -278,7 +309,7 @@ impl Writer<'_, '_> {
         let mut renumber = |span: Span, old: u32| {
             if let Some(&new) = files.get(&old) {
                 if new != old {
-                    edits.push((span, new.to_string().into_bytes()));
+                    edits.push((span, Cow::Owned(new.to_string().into_bytes())));
                 }
             }
         };
@@ -292,8 +323,18 @@ impl Writer<'_, '_> {
         }
         match dwarf {
             Dwarf::Merge => {}
-            Dwarf::Drop => edits.extend(m.locs.attrs.iter().map(|&span| (span, Vec::new()))),
-            Dwarf::Strip => edits.extend(m.locs.directives.iter().map(|&span| (span, Vec::new()))),
+            Dwarf::Drop => edits.extend(
+                m.locs
+                    .attrs
+                    .iter()
+                    .map(|&span| (span, Cow::Borrowed(&[][..]))),
+            ),
+            Dwarf::Strip => edits.extend(
+                m.locs
+                    .directives
+                    .iter()
+                    .map(|&span| (span, Cow::Borrowed(&[][..]))),
+            ),
         }
         // A deletion (a dropped `.loc` attribute) may contain a rename: the outer
         // edit wins.
@@ -313,7 +354,7 @@ impl Writer<'_, '_> {
     /// the callee's formal parameter alignment ("Alignment of argument does not match
     /// formal parameter"). Producers agree with their own declarations, but a callee
     /// from another producer may align differently: rewrite the caller's declaration.
-    fn call_alignments(&self, mi: u32, edits: &mut Vec<Edit>) {
+    fn call_alignments(&self, mi: u32, edits: &mut Vec<Edit<'i>>) {
         let m = &self.inputs.modules[mi as usize];
         let src = self.inputs.src(mi);
         for call in &m.calls {
@@ -363,10 +404,15 @@ impl Writer<'_, '_> {
                 let Some(decl) = decl else { continue };
                 match decl.align {
                     Some((have, _)) if have == want => {}
-                    Some((_, span)) => edits.push((span, want.to_string().into_bytes())),
+                    Some((_, span)) => {
+                        edits.push((span, Cow::Owned(want.to_string().into_bytes())))
+                    }
                     None => {
                         let at = decl.space.hi;
-                        edits.push((Span::new(at, at), format!(" .align {want}").into_bytes()));
+                        edits.push((
+                            Span::new(at, at),
+                            Cow::Owned(format!(" .align {want}").into_bytes()),
+                        ));
                     }
                 }
             }
@@ -409,7 +455,7 @@ impl Writer<'_, '_> {
 
 /// Appends the declaration of output variable `o` (only its own declarator of an item
 /// that declares several).
-fn variable(out: &mut Rope, inputs: &Inputs, res: &Resolution, edits: &[Vec<Edit>], o: usize) {
+fn variable(out: &mut Rope, inputs: &Inputs, res: &Resolution, edits: &[Vec<Edit<'_>>], o: usize) {
     let origin = res.outs[o].origin;
     let m = inputs.module(origin);
     let sym = m.symbol(origin.id);
@@ -431,17 +477,17 @@ fn variable(out: &mut Rope, inputs: &Inputs, res: &Resolution, edits: &[Vec<Edit
 }
 
 /// The output text of the token at `span` of module `mi`: its rename, else as written.
-fn token_text(inputs: &Inputs, edits: &[Vec<Edit>], mi: u32, span: Span) -> Vec<u8> {
+fn token_text(inputs: &Inputs, edits: &[Vec<Edit<'_>>], mi: u32, span: Span) -> Vec<u8> {
     let edits = &edits[mi as usize];
     let i = edits.partition_point(|(s, _)| s.lo < span.lo);
     match edits.get(i) {
-        Some((s, new)) if *s == span => new.clone(),
+        Some((s, new)) if *s == span => new.to_vec(),
         _ => inputs.src(mi)[span.range()].to_vec(),
     }
 }
 
 /// Appends `span` of module `mi` with its edits to `out`, then `tail` and a newline.
-fn line(out: &mut Rope, inputs: &Inputs, edits: &[Vec<Edit>], mi: u32, span: Span, tail: &str) {
+fn line(out: &mut Rope, inputs: &Inputs, edits: &[Vec<Edit<'_>>], mi: u32, span: Span, tail: &str) {
     let kept = &inputs.modules[mi as usize].kept;
     splice(out, mi, span, &edits[mi as usize], kept);
     out.push_bytes(tail.as_bytes());
@@ -450,7 +496,7 @@ fn line(out: &mut Rope, inputs: &Inputs, edits: &[Vec<Edit>], mi: u32, span: Spa
 
 /// Appends `span` of module `mi` to `out`, with `edits` (sorted, disjoint) applied:
 /// from the module's kept copy when it has one of the whole span, else from its source.
-fn splice(out: &mut Rope, mi: u32, span: Span, edits: &[Edit], kept: &KeptText) {
+fn splice(out: &mut Rope, mi: u32, span: Span, edits: &[Edit<'_>], kept: &KeptText) {
     let copy = kept.offset_of(span);
     let push = |out: &mut Rope, lo: u32, hi: u32| match copy {
         Some(at) => out.push_kept(mi, at + (lo - span.lo), hi - lo),

@@ -19,9 +19,9 @@ use super::rope::ModuleText;
 /// its pages released after), not from a copy: one run never doubles its memory.
 const MAX_COPY: u64 = 16 << 20;
 
-/// How many runs, and how many bytes of text (or one run, if larger), the helper
-/// thread reads ahead of the writer.
-const AHEAD: usize = 64;
+/// How many batches, and how many bytes of text (or one batch, if larger), the
+/// helper thread reads ahead of the writer.
+const AHEAD: usize = 16;
 const AHEAD_BYTES: u64 = 16 << 20;
 
 /// Consecutive output pieces from the source of one mapped module.
@@ -62,25 +62,60 @@ impl Run {
     }
 }
 
-/// Hands the writer each run's text, in order.
+/// The index one past the last run of the batch that starts at run `start`: runs
+/// are added while the batch holds at most `max_bytes` of text (a batch has at least
+/// one run).
+pub(crate) fn batch_end(runs: &[Run], start: usize, max_bytes: u64) -> usize {
+    let mut bytes = 0;
+    let mut next = start;
+    while next < runs.len() {
+        let len = runs[next].hi - runs[next].lo;
+        if next > start && bytes + len > max_bytes {
+            break;
+        }
+        bytes += len;
+        next += 1;
+    }
+    next
+}
+
+/// The texts of the runs `start..end`, in order.
+pub(crate) struct Batch {
+    pub start: usize,
+    pub end: usize,
+    pub texts: Vec<RunText>,
+}
+
+impl Batch {
+    fn bytes_read(&self) -> u64 {
+        self.texts.iter().flatten().map(|t| t.len() as u64).sum()
+    }
+}
+
+/// Hands the writer the runs' texts, a batch at a time, in order. The helper thread
+/// sends whole batches: one message (and at most one wake-up of a waiting writer) per
+/// batch, not per run (a run is one module's text, often a few kilobytes).
 pub(crate) struct Reader<'r, 'a> {
     runs: &'r [Run],
     srcs: &'r [ModuleText<'a>],
-    /// Texts read by the helper thread, when there is one.
-    ahead: Option<Receiver<RunText>>,
+    /// Batches read by the helper thread, when there is one.
+    ahead: Option<Receiver<Batch>>,
     /// Bytes read by the helper and not yet written.
     in_flight: Option<&'r AtomicU64>,
-    /// The next run to hand out.
+    /// The first run of the next batch.
     next: usize,
+    /// Bytes of text per batch.
+    batch_bytes: u64,
 }
 
 impl<'r, 'a> Reader<'r, 'a> {
-    /// Calls `write` with a reader for `runs`; a helper thread reads ahead when the
-    /// thread pool has more than one thread (with one, the writer reads each run
-    /// when it gets to it).
+    /// Calls `write` with a reader for `runs` in batches of `batch_bytes` of text
+    /// ([`batch_end`]); a helper thread reads ahead when the thread pool has more than
+    /// one thread (with one, the writer reads each batch when it gets to it).
     pub fn scope<R>(
         runs: &'r [Run],
         srcs: &'r [ModuleText<'a>],
+        batch_bytes: u64,
         write: impl FnOnce(&mut Reader<'_, 'a>) -> R,
     ) -> R {
         if runs.len() < 2 || rayon::current_num_threads() < 2 {
@@ -90,6 +125,7 @@ impl<'r, 'a> Reader<'r, 'a> {
                 ahead: None,
                 in_flight: None,
                 next: 0,
+                batch_bytes,
             });
         }
         let (tx, rx) = sync_channel(AHEAD);
@@ -97,8 +133,10 @@ impl<'r, 'a> Reader<'r, 'a> {
         let stop = AtomicBool::new(false);
         std::thread::scope(|s| {
             s.spawn(|| {
-                for run in runs {
-                    let len = run.hi - run.lo;
+                let mut start = 0;
+                while start < runs.len() {
+                    let end = batch_end(runs, start, batch_bytes);
+                    let len: u64 = runs[start..end].iter().map(|r| r.hi - r.lo).sum();
                     loop {
                         let held = in_flight.load(Ordering::Acquire);
                         if held == 0 || held + len <= AHEAD_BYTES {
@@ -109,14 +147,13 @@ impl<'r, 'a> Reader<'r, 'a> {
                         }
                         std::thread::sleep(Duration::from_micros(50));
                     }
-                    let text = run.read(srcs);
-                    if let Some(t) = &text {
-                        in_flight.fetch_add(t.len() as u64, Ordering::AcqRel);
-                    }
+                    let batch = read_batch(runs, srcs, start, end);
+                    in_flight.fetch_add(batch.bytes_read(), Ordering::AcqRel);
                     // The writer stopped early (a write failed): stop reading.
-                    if tx.send(text).is_err() {
+                    if tx.send(batch).is_err() {
                         return;
                     }
+                    start = end;
                 }
             });
             // Dropping the reader (and its receiver) ends the helper early on errors.
@@ -126,30 +163,45 @@ impl<'r, 'a> Reader<'r, 'a> {
                 ahead: Some(rx),
                 in_flight: Some(&in_flight),
                 next: 0,
+                batch_bytes,
             });
             stop.store(true, Ordering::Release);
             result
         })
     }
 
-    /// The text of the next run.
-    pub fn next_text(&mut self) -> RunText {
-        let run = &self.runs[self.next];
-        self.next += 1;
-        match &self.ahead {
-            Some(rx) => rx.recv().ok().flatten(),
-            None => run.read(self.srcs),
+    /// The next batch, `None` after the last.
+    pub fn next_batch(&mut self) -> Option<Batch> {
+        if self.next >= self.runs.len() {
+            return None;
         }
+        // Without a helper, or should it have died, the batch is read here.
+        let ahead = self.ahead.as_ref().and_then(|rx| rx.recv().ok());
+        let batch = ahead.unwrap_or_else(|| {
+            let end = batch_end(self.runs, self.next, self.batch_bytes);
+            read_batch(self.runs, self.srcs, self.next, end)
+        });
+        self.next = batch.end;
+        Some(batch)
     }
 
-    /// The writer has written run `i`, from `text`.
-    pub fn done(&mut self, i: usize, text: &RunText) {
-        match (text, self.in_flight) {
-            (None, _) => self.runs[i].written_from_mapping(self.srcs),
-            (Some(t), Some(n)) => {
-                n.fetch_sub(t.len() as u64, Ordering::AcqRel);
+    /// The writer has written `batch`.
+    pub fn done(&mut self, batch: &Batch) {
+        for (run, text) in self.runs[batch.start..batch.end].iter().zip(&batch.texts) {
+            if text.is_none() {
+                run.written_from_mapping(self.srcs);
             }
-            (Some(_), None) => {}
         }
+        if let Some(n) = self.in_flight {
+            n.fetch_sub(batch.bytes_read(), Ordering::AcqRel);
+        }
+    }
+}
+
+fn read_batch(runs: &[Run], srcs: &[ModuleText<'_>], start: usize, end: usize) -> Batch {
+    Batch {
+        start,
+        end,
+        texts: runs[start..end].iter().map(|r| r.read(srcs)).collect(),
     }
 }

@@ -182,31 +182,16 @@ impl Rope {
         let runs = self.runs(srcs, copy.out.is_some());
         let first = runs.first().map_or(self.pieces.len(), |r| r.start);
         self.write_pieces(&self.pieces[..first], &[], &[], srcs, w, &mut copy)?;
-        Reader::scope(&runs, srcs, |reader| {
-            let mut texts: Vec<RunText> = Vec::new();
-            let mut next = 0;
-            while next < runs.len() {
-                // A batch of runs. It never waits for a run that would take it over
-                // the batch size: the reader then holds back nothing the writer
-                // needs (its read-ahead is bounded by bytes in flight).
-                let batch = next;
-                let mut bytes = 0;
-                texts.clear();
-                while next < runs.len() {
-                    let len = runs[next].hi - runs[next].lo;
-                    if next > batch && bytes + len > BATCH_BYTES {
-                        break;
-                    }
-                    bytes += len;
-                    texts.push(reader.next_text());
-                    next += 1;
-                }
-                let end = runs.get(next).map_or(self.pieces.len(), |r| r.start);
-                let pieces = &self.pieces[runs[batch].start..end];
-                self.write_pieces(pieces, &runs[batch..next], &texts, srcs, w, &mut copy)?;
-                for (i, text) in texts.iter().enumerate() {
-                    reader.done(batch + i, text);
-                }
+        Reader::scope(&runs, srcs, BATCH_BYTES, |reader| {
+            // A batch of runs never waits for a run that would take it over the
+            // batch size: the reader then holds back nothing the writer needs (its
+            // read-ahead is bounded by bytes in flight).
+            while let Some(batch) = reader.next_batch() {
+                let end = runs.get(batch.end).map_or(self.pieces.len(), |r| r.start);
+                let pieces = &self.pieces[runs[batch.start].start..end];
+                let batch_runs = &runs[batch.start..batch.end];
+                self.write_pieces(pieces, batch_runs, &batch.texts, srcs, w, &mut copy)?;
+                reader.done(&batch);
             }
             w.flush()
         })

@@ -65,7 +65,7 @@ impl Run {
 /// The index one past the last run of the batch that starts at run `start`: runs
 /// are added while the batch holds at most `max_bytes` of text (a batch has at least
 /// one run).
-pub(crate) fn batch_end(runs: &[Run], start: usize, max_bytes: u64) -> usize {
+fn batch_end(runs: &[Run], start: usize, max_bytes: u64) -> usize {
     let mut bytes = 0;
     let mut next = start;
     while next < runs.len() {
@@ -175,8 +175,13 @@ impl<'r, 'a> Reader<'r, 'a> {
         if self.next >= self.runs.len() {
             return None;
         }
-        // Without a helper, or should it have died, the batch is read here.
+        // Without a helper, or should it have died, the batch is read here (and
+        // there is no read-ahead left to account for).
         let ahead = self.ahead.as_ref().and_then(|rx| rx.recv().ok());
+        if ahead.is_none() {
+            self.ahead = None;
+            self.in_flight = None;
+        }
         let batch = ahead.unwrap_or_else(|| {
             let end = batch_end(self.runs, self.next, self.batch_bytes);
             read_batch(self.runs, self.srcs, self.next, end)

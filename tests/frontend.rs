@@ -450,6 +450,107 @@ fn register_declarations_and_labels_of_every_shape_parse_as_in_a_full_parse() {
     }
 }
 
+/// Instructions that name no module-scope symbol are passed over without tokens, a
+/// run of them at a time; every other shape (a guard or operand that names a symbol,
+/// `call`, a label, literals other than plain decimals and exact hex floats, broken
+/// ones) must parse as a full parse does, diagnostics included, alone, in a run, and
+/// at the end of the input.
+#[test]
+fn instructions_of_every_shape_parse_as_in_a_full_parse() {
+    use ptxld::parse::{parse_module_deferred, parse_module_into};
+    let shapes = [
+        "mov.u32 %r1, %r2;",
+        "add.s32 %r1, %r2, 4;",
+        "ld.global.u32 %r1, [g];",
+        "ld.global.u32 %r1, [g+4];",
+        "ld.param.u32 %r1, [p];",
+        "ld.param.u32 %r1, [p_param_0+8];",
+        "mov.f32 %f1, 0f3F800000;",
+        "mov.f64 %fd1, 0d3FF0000000000000;",
+        "mov.f64 %fd1, 0D3ff0000000000000;",
+        "mov.f32 %f1, 0f3F80000;",
+        "mov.f32 %f1, 0f3F8000000;",
+        "mov.f32 %f1, 0f3F80000G;",
+        "mov.f32 %f1, 0f3F800000x;",
+        "mov.f32 %f1, 1.5;",
+        "mov.u32 %r1, 08;",
+        "mov.u32 %r1, 0x1F;",
+        "mov.u32 %r1, 0;",
+        "mov.u32 %r1, 10u;",
+        "mov.u32 %r1, -1;",
+        "mov.u32 %r1, %tid.x;",
+        "mov.u32 %r1, % r2;",
+        "mov.u32 %r1, .5;",
+        "mov.u32 %r1 %r2",
+        "mov.b64 {%r1, %r2}, %rd1;",
+        "mov.b64 %rd1, {%r1, %r2};",
+        "mov.u32 %r1, %r2; // c",
+        "mov.u32 /* c */ %r1, %r2;",
+        "mov.u32 %r1, \"s\";",
+        "mov.u32 %r1, %r2\u{e9};",
+        "ld.global.L2::128B.u32 %r1, [%rd1];",
+        "@%p bra $L__BB0_1;",
+        "@!%p bra $L__BB0_1;",
+        "@ %p bra $L__BB0_1;",
+        "@ ! %p ret;",
+        "@p ret;",
+        "@g ret;",
+        "@!g ret;",
+        "@%p g: ret;",
+        "@%p1 call f;",
+        "@/* c */%p ret;",
+        "@%p;",
+        "@;",
+        "@%p 5;",
+        "@%p ld.global.u32 %r1, [g];",
+        "call f;",
+        "call.uni (r), f, (p);",
+        "call.uni (r), %rd1, (p), proto;",
+        "shfl.idx.b32 %r1, %r2, 0, 31;",
+        "vote.any.pred %p1, %p2;",
+        "@%p L: ret;",
+        "shfl.sync.idx.b32 %r1, %r2, 0, 31, -1;",
+        "vote.all.pred %p1, %p2;",
+        "$L__BB0_1:",
+        "$L__BB0_1 : mov.u32 %r1, %r2;",
+        "g: mov.u32 %r1, %r2;",
+        "L: ret;",
+        "bra.uni $L__BB0_1;",
+        "bra.uni g;",
+        "mov.u64 %rd1, f;",
+        "mov.u64 %rd1, g_other;",
+        "_x.u32 %r1;",
+        "$x %r1;",
+        "ret",
+    ];
+    for shape in shapes {
+        for module_scope in ["", ".global .u32 %q;\n"] {
+            for body in [
+                format!("\t{shape}\n"),
+                format!("\tmov.u32 %r1, 7;\n\tadd.s32 %r1, %r1, 0f00000000;\n\t{shape}\n\tret;\n\tret;\n"),
+                format!("\t{shape}\n\t{shape}\n\t.reg .b32 %s;\n\t{shape}\n"),
+            ] {
+                let src = format!(
+                    ".version 7.0\n.target sm_70\n.address_size 64\n{module_scope}\
+                     .global .u32 g;\n.extern .func f();\n.visible .func h(.param .b32 p)\n\
+                     {{\n\t.reg .b32 %r<3>;\n{body}\tld.global.u32 %r1, [g];\n\tret;\n}}\n"
+                );
+                let full =
+                    without_tokens(parse_module_into(FileId(0), src.as_bytes(), Vec::new()));
+                let compact =
+                    without_tokens(parse_module_deferred(FileId(0), src.as_bytes(), Vec::new()));
+                assert!(full == compact, "{src}: compact parse differs");
+                // The same text ending inside the body, right after the shape.
+                let end = src.rfind(shape).unwrap() + shape.len();
+                let cut = &src.as_bytes()[..end];
+                let full = without_tokens(parse_module_into(FileId(0), cut, Vec::new()));
+                let compact = without_tokens(parse_module_deferred(FileId(0), cut, Vec::new()));
+                assert!(full == compact, "{src}: compact parse of the cut text differs");
+            }
+        }
+    }
+}
+
 /// Compact lexing of bodies (the linker's front end) must build exactly the module a
 /// full parse builds, for valid and invalid input alike: every fixture (real producer
 /// output and the hand-written bad inputs), and every fixture with a body cut short,

@@ -16,6 +16,8 @@ use ptxld::rsp;
 
 #[cfg(target_os = "linux")]
 mod early_exit;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod huge_pages;
 
 const USAGE: &str = "\
 usage: ptxld [OPTIONS] -o OUTPUT INPUTS...
@@ -367,6 +369,8 @@ fn tune_allocator() {
 fn tune_allocator() {}
 
 fn main() -> ExitCode {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    huge_pages::restore_environment();
     tune_allocator();
     let options = match parse_args(std::env::args().skip(1).collect()) {
         Ok(Some(o)) => o,
@@ -376,6 +380,25 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Before the fork and before any thread starts; returns unless the exec failed.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if let Mode::Link(job) | Mode::Check(job, _) = &options.mode {
+        let files: Vec<PathBuf> = job
+            .inputs
+            .iter()
+            .filter_map(|i| match i {
+                InputSpec::File(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect();
+        huge_pages::reexec_for(&files);
+        if job.stats {
+            eprintln!(
+                "ptxld: stats: huge pages for the heap: {}",
+                huge_pages::status()
+            );
+        }
+    }
     // Before the first thread (the Ctrl-C handler's) starts.
     #[cfg(target_os = "linux")]
     let reporter = options.fork.then(early_exit::fork).flatten();

@@ -377,3 +377,76 @@ fn aliases_are_written_in_the_order_of_their_output_symbols() {
         assert!(text.find(".alias").unwrap() > last_definition, "{text}");
     }
 }
+
+/// A link of 16 MB or more re-executes the command once with glibc asked for huge
+/// pages where the kernel gives them only on request (src/huge_pages.rs), and
+/// `PTXLD_HUGE_PAGES=0` turns that off; the output is the same either way, the
+/// command finishes (it does not execute itself again and again), and a user's own
+/// `GLIBC_TUNABLES` is kept. Smaller links are never re-executed.
+#[test]
+fn large_links_ask_for_huge_pages_once_and_link_the_same() {
+    let mut text = String::from(".version 7.0\n.target sm_70\n.address_size 64\n");
+    let mut i = 0;
+    while text.len() < 17 << 20 {
+        text.push_str(&format!(
+            ".visible .func (.param .b32 r) f{i}(.param .b32 a)\n{{\n\t.reg .b32 %r<3>;\n\
+             \tld.param.u32 %r1, [a];\n\tadd.s32 %r2, %r1, {i};\n\tst.param.b32 [r], %r2;\n\tret;\n}}\n"
+        ));
+        i += 1;
+    }
+    let input = tmp("huge_pages_in.ptx", text.as_bytes());
+    let small = tmp(
+        "huge_pages_small.ptx",
+        &text.as_bytes()[..text.find("\n.visible .func (.param .b32 r) f1(").unwrap() + 1],
+    );
+    let madvise = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|m| m.contains("[madvise]"));
+    let run = |input: &Path, out: &str, env: &[(&str, &str)]| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(out);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptxld"));
+        cmd.args(["--stats", "-o", s(&out), s(input)])
+            .env_remove("GLIBC_TUNABLES")
+            .env_remove("PTXLD_HUGE_PAGES");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        // A command that executed itself again and again would never finish.
+        let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("the link did not finish in 120 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stderr}");
+        let status = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("ptxld: stats: huge pages for the heap: "))
+            .unwrap_or_else(|| panic!("no huge-page line in {stderr}"))
+            .to_string();
+        (std::fs::read(&out).unwrap(), status)
+    };
+    let (asked, status) = run(&input, "huge_pages_a.ptx", &[]);
+    let expected = if madvise {
+        "asked for"
+    } else {
+        "not asked for"
+    };
+    assert_eq!(status, expected, "kernel mode madvise: {madvise}");
+    let (not_asked, status) = run(&input, "huge_pages_b.ptx", &[("PTXLD_HUGE_PAGES", "0")]);
+    assert_eq!(status, "not asked for");
+    assert!(asked == not_asked, "outputs differ");
+    let (_, status) = run(&small, "huge_pages_c.ptx", &[]);
+    assert_eq!(status, "not asked for");
+    // A user's tunable is respected as it is.
+    let (_, status) = run(
+        &input,
+        "huge_pages_d.ptx",
+        &[("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0")],
+    );
+    assert_eq!(status, "left to GLIBC_TUNABLES");
+}

@@ -15,7 +15,7 @@
 //! statement, the end of input) is given up: everything it pushed is taken back and
 //! the body is lexed in full.
 
-use super::operand_skip::next_event_cached;
+use super::operand_skip::{name_end_cached, next_event_cached, space_end_cached};
 use super::scan::{find_newline, skip_whitespace};
 use super::{Lexer, Token, TokenKind, CLASS, DIGIT, FOLLOW, ID_START, WS};
 
@@ -438,14 +438,14 @@ impl Lexer<'_> {
             let Some(end) = self.quiet_statement_end() else {
                 return self.instruction_or_label();
             };
-            self.pos = skip_whitespace(src, end);
+            self.pos = space_end_cached(src, end, &mut self.events);
             loop {
                 match src.get(self.pos) {
                     Some(&b) if CLASS[b as usize] & ID_START != 0 => break,
                     Some(b'_' | b'$' | b'@') => break,
                     Some(b'.') if self.skip_definitions => {
                         match register_declaration_end(src, self.pos) {
-                            Some(end) => self.pos = skip_whitespace(src, end),
+                            Some(end) => self.pos = space_end_cached(src, end, &mut self.events),
                             None => return Some(()),
                         }
                     }
@@ -504,16 +504,13 @@ impl Lexer<'_> {
                 return None;
             }
         }
-        let mut p = lo + 1;
-        while follows(p) {
-            p += 1;
-        }
+        let mut p = name_end_cached(src, lo + 1, &mut self.events);
         let opcode = &src[lo..p];
         if matches!(opcode, b"call" | b"shfl" | b"vote") {
             return None;
         }
-        if self.skip_definitions && !guarded {
-            let after = skip_whitespace(src, p);
+        if self.skip_definitions && !guarded && src.get(p) != Some(&b'.') {
+            let after = space_end_cached(src, p, &mut self.events);
             if src.get(after) == Some(&b':') {
                 return (!may(opcode)).then_some(after + 1);
             }
@@ -529,10 +526,7 @@ impl Lexer<'_> {
                 p = super::plain_decimal_end(src, p).or_else(|| hex_float_end(src, p))?;
             } else if class & ID_START != 0 || matches!(b, b'_' | b'$') {
                 let name = p;
-                p += 1;
-                while follows(p) {
-                    p += 1;
-                }
+                p = name_end_cached(src, p + 1, &mut self.events);
                 if may(&src[name..p]) {
                     return None;
                 }

@@ -83,6 +83,7 @@ const fn nibble_tables(set: Set) -> ([u8; 16], [u8; 16]) {
 enum Set {
     Plain,
     Name,
+    Space,
 }
 
 impl Set {
@@ -90,12 +91,19 @@ impl Set {
         match self {
             Set::Plain => is_plain(b),
             Set::Name => is_name(b),
+            Set::Space => is_space(b),
         }
     }
 }
 
+/// Whitespace (the lexer's `WS` class).
+const fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
 const PLAIN: ([u8; 16], [u8; 16]) = nibble_tables(Set::Plain);
 const NAME: ([u8; 16], [u8; 16]) = nibble_tables(Set::Name);
+const SPACE: ([u8; 16], [u8; 16]) = nibble_tables(Set::Space);
 
 /// Whether position `i` of `src` is skipped, by the rules above (the scalar
 /// definition the vector code must agree with; `0 < i < src.len() - 1`).
@@ -131,6 +139,7 @@ struct Classes<T> {
     pct: T,
     dot: T,
     digit: T,
+    space: T,
 }
 
 impl Classes<u64> {
@@ -181,6 +190,7 @@ unsafe fn classify16(at: *const u8) -> Classes<u64> {
         dot: is(b'.'),
         digit: _mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, digit_bias), digit_limit)) as u32
             as u64,
+        space: member(SPACE),
     }
 }
 
@@ -207,15 +217,23 @@ unsafe fn next_event_ssse3(src: &[u8], mut pos: usize) -> usize {
 /// Positions decided by one window: bytes `base - 1 .. base + 63` are loaded.
 const WINDOW: usize = 62;
 
-/// The events of the last 64-byte window [`next_event_cached`] looked at: an
-/// instruction's operands are short, so the next call usually falls in the same
-/// window and costs a shift and a bit scan.
+/// Bits `0 .. WINDOW`.
+const DECIDED: u64 = (1 << WINDOW) - 1;
+
+/// What the last 64-byte window looked at holds: where its events are, and which
+/// of its bytes are name characters and whitespace. An instruction's operands are
+/// short, so the next question usually falls in the same window and costs a shift
+/// and a bit scan.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Events {
     /// The first position of the window; [`Events::NONE`] before the first.
     base: usize,
     /// Bit j: position `base + j` is an event (j < [`WINDOW`]).
     mask: u64,
+    /// Bit j: byte `base + j` is a name character (the lexer's `FOLLOW`).
+    name: u64,
+    /// Bit j: byte `base + j` is whitespace (the lexer's `WS`).
+    space: u64,
 }
 
 impl Events {
@@ -227,6 +245,34 @@ impl Events {
         Events {
             base: Events::NONE,
             mask: 0,
+            name: 0,
+            space: 0,
+        }
+    }
+}
+
+/// The first position at or after `pos` whose bit `pick` sets in the windows, loading
+/// windows as needed; where no window fits (the last 64 bytes of `src`), `scalar`
+/// answers from there.
+#[inline(always)]
+fn find(
+    src: &[u8],
+    mut pos: usize,
+    cache: &mut Events,
+    pick: impl Fn(&Events) -> u64,
+    scalar: impl Fn(&[u8], usize) -> usize,
+) -> usize {
+    loop {
+        let off = pos.wrapping_sub(cache.base);
+        if off < WINDOW {
+            let bits = (pick(cache) & DECIDED) >> off;
+            if bits != 0 {
+                return pos + bits.trailing_zeros() as usize;
+            }
+            pos = cache.base + WINDOW;
+        }
+        if !load_window(src, pos, cache) {
+            return scalar(src, pos);
         }
     }
 }
@@ -235,43 +281,66 @@ impl Events {
 /// bytes at a time and remembering them.
 #[inline(always)]
 pub(super) fn next_event_cached(src: &[u8], pos: usize, cache: &mut Events) -> usize {
-    let off = pos.wrapping_sub(cache.base);
-    if off < WINDOW {
-        let bits = cache.mask >> off;
-        if bits != 0 {
-            return pos + bits.trailing_zeros() as usize;
-        }
-    }
-    next_event_in_windows(src, pos, cache)
+    find(src, pos, cache, |e| e.mask, next_event)
 }
 
-/// [`next_event_cached`] past its window: loads the next ones.
+/// The first position at or after `pos` that is not a name character (the end of
+/// the name `pos` is in), or `src.len()`, through `cache`. `pos` must be at least 1.
+#[inline(always)]
+pub(super) fn name_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> usize {
+    find(
+        src,
+        pos,
+        cache,
+        |e| !e.name,
+        |src, pos| {
+            src[pos..]
+                .iter()
+                .position(|&b| !is_name(b))
+                .map_or(src.len(), |i| pos + i)
+        },
+    )
+}
+
+/// The first position at or after `pos` that is not whitespace, or `src.len()`,
+/// through `cache`. `pos` must be at least 1.
+#[inline(always)]
+pub(super) fn space_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> usize {
+    find(src, pos, cache, |e| !e.space, super::scan::skip_whitespace)
+}
+
+/// Loads the window at `pos` into `cache`; false where it does not fit in `src`
+/// (or the CPU has no SSSE3).
 #[inline(never)]
-fn next_event_in_windows(src: &[u8], mut pos: usize, cache: &mut Events) -> usize {
-    loop {
-        let off = pos.wrapping_sub(cache.base);
-        if off < WINDOW {
-            let bits = cache.mask >> off;
-            if bits != 0 {
-                return pos + bits.trailing_zeros() as usize;
-            }
-            pos = cache.base + WINDOW;
+fn load_window(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if pos >= 1 && pos - 1 + 64 <= src.len() {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above), and bytes
+            // `pos - 1 .. pos + 63` are inside `src`.
+            *cache = unsafe { window_avx2(src, pos) };
+            return true;
         }
-        #[cfg(target_arch = "x86_64")]
-        if pos - 1 + 64 <= src.len() {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2 (checked just above), and bytes
-                // `pos - 1 .. pos + 63` are inside `src`.
-                *cache = unsafe { window_avx2(src, pos) };
-                continue;
-            }
-            if std::arch::is_x86_feature_detected!("ssse3") {
-                // SAFETY: as above, with SSSE3.
-                *cache = unsafe { window_ssse3(src, pos) };
-                continue;
-            }
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            // SAFETY: as above, with SSSE3.
+            *cache = unsafe { window_ssse3(src, pos) };
+            return true;
         }
-        return next_event(src, pos);
+    }
+    let _ = (src, pos, cache);
+    false
+}
+
+impl Classes<u64> {
+    /// The window at `pos` from the classes of bytes `pos - 1 .. pos + 63` (bit k is
+    /// byte `pos - 1 + k`).
+    fn window(&self, pos: usize) -> Events {
+        Events {
+            base: pos,
+            mask: (self.events() >> 1) & DECIDED,
+            name: self.name >> 1,
+            space: self.space >> 1,
+        }
     }
 }
 
@@ -306,17 +375,15 @@ unsafe fn window_avx2(src: &[u8], pos: usize) -> Events {
         let shift = 32 * half;
         all.plain |= member(PLAIN) << shift;
         all.name |= member(NAME) << shift;
+        all.space |= member(SPACE) << shift;
         all.pct |= is(b'%') << shift;
         all.dot |= is(b'.') << shift;
         all.digit |= mask(_mm256_cmpgt_epi8(digit_limit, biased)) << shift;
     }
-    Events {
-        base: pos,
-        mask: (all.events() >> 1) & ((1 << WINDOW) - 1),
-    }
+    all.window(pos)
 }
 
-/// The events of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`.
+/// The window of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
 unsafe fn window_ssse3(src: &[u8], pos: usize) -> Events {
@@ -327,15 +394,12 @@ unsafe fn window_ssse3(src: &[u8], pos: usize) -> Events {
         let shift = 16 * i;
         all.plain |= c.plain << shift;
         all.name |= c.name << shift;
+        all.space |= c.space << shift;
         all.pct |= c.pct << shift;
         all.dot |= c.dot << shift;
         all.digit |= c.digit << shift;
     }
-    // Bit k is byte pos - 1 + k; bits 1 ..= 62 are decided.
-    Events {
-        base: pos,
-        mask: (all.events() >> 1) & ((1 << WINDOW) - 1),
-    }
+    all.window(pos)
 }
 
 #[cfg(test)]
@@ -346,7 +410,7 @@ mod tests {
     /// `max_len` bytes; every other one mostly skippable, so that scans run over
     /// several blocks.
     fn texts(rounds: usize, max_len: u64) -> Vec<Vec<u8>> {
-        let alphabet = b"aZ_$09%.;,[]{}/ \t\n:\"+-!@x\x80\x00";
+        let alphabet = b"aZ_$09%.;,[]{}/ \t\n\r\x0b\x0c:\"+-!@x\x80\x00";
         let mut rand = crate::lexer::xorshift(0x9e37_79b9_7f4a_7c15);
         (0..rounds)
             .map(|round| {
@@ -420,6 +484,43 @@ mod tests {
                     let (a, b) = unsafe { (window_ssse3(&src, pos), window_avx2(&src, pos)) };
                     assert_eq!(a.mask, b.mask, "{src:?} at {pos}");
                 }
+            }
+        }
+        assert!(checked > 100_000);
+    }
+
+    /// The windows' name and whitespace masks end names and whitespace where the
+    /// byte loops do, for every start, with a fresh cache and with one carried from
+    /// call to call in both directions.
+    #[test]
+    fn name_and_space_ends_agree_with_the_byte_loops() {
+        let mut checked = 0;
+        for src in texts(1500, 240) {
+            let len = src.len();
+            let scalar = |pos: usize, member: fn(u8) -> bool| {
+                (pos..len).find(|&i| !member(src[i])).unwrap_or(len)
+            };
+            let starts = (1..len)
+                .map(|p| (p, 0))
+                .chain((1..len).rev().map(|p| (p, 1)));
+            let mut carried = [Events::new(), Events::new()];
+            for (pos, pass) in starts {
+                let (name, space) = (scalar(pos, is_name), scalar(pos, is_space));
+                let mut fresh = Events::new();
+                assert_eq!(
+                    name_end_cached(&src, pos, &mut fresh),
+                    name,
+                    "{src:?} {pos}"
+                );
+                assert_eq!(
+                    space_end_cached(&src, pos, &mut fresh),
+                    space,
+                    "{src:?} {pos}"
+                );
+                let cache = &mut carried[pass];
+                assert_eq!(name_end_cached(&src, pos, cache), name, "{src:?} {pos}");
+                assert_eq!(space_end_cached(&src, pos, cache), space, "{src:?} {pos}");
+                checked += 1;
             }
         }
         assert!(checked > 100_000);

@@ -845,7 +845,7 @@ fn hex_float_end(src: &[u8], p: usize) -> Option<usize> {
 fn all_hex(x: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let at_least = |v: u64, lo: u8| v + ONES * (0x80 - lo as u64);
+    let at_least = |v: u64, lo: u8| v.wrapping_add(ONES * (0x80 - lo as u64));
     let in_range = |v: u64, lo: u8, hi: u8| at_least(v, lo) & !at_least(v, hi + 1);
     // `| 0x20` maps `A`-`F` onto `a`-`f`, and nothing else onto them.
     let digits = in_range(x, b'0', b'9') | in_range(x | (ONES * 0x20), b'a', b'f');

@@ -543,10 +543,7 @@ fn link_one(
             }
             messages.push_str(&l.why_live);
             if job.stats {
-                let bytes: usize = modules
-                    .iter()
-                    .map(|m| sources.file(m.file).bytes().len())
-                    .sum();
+                let bytes: usize = modules.iter().map(|m| sources.file(m.file).len()).sum();
                 messages.push_str(&format!(
                     "ptxld: stats: {} modules, {:.1} MB of PTX\n",
                     modules.len(),

@@ -173,7 +173,7 @@ fn parse_from_copy(id: FileId, f: &SourceFile) -> Parsed {
     if !pages.is_readable_file() {
         return parse_reusing_tokens(id, f.bytes());
     }
-    if f.bytes().len() > MAX_COPY {
+    if f.len() > MAX_COPY {
         let parsed = parse_reusing_tokens(id, f.bytes());
         pages.release();
         return parsed;
@@ -181,7 +181,7 @@ fn parse_from_copy(id: FileId, f: &SourceFile) -> Parsed {
     // The buffer keeps the length of the largest file it held, so that it is zeroed
     // only where it grows.
     let mut buf = COPY.take();
-    let len = f.bytes().len();
+    let len = f.len();
     if buf.len() < len {
         buf.resize(len, 0);
     }

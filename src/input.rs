@@ -50,10 +50,11 @@ pub const HEAD_LEN: usize = 64;
 
 /// The bytes of one input, either mapped or owned.
 pub enum Bytes {
-    /// A read-only private mapping of a file, a copy of its first bytes (up to
-    /// [`HEAD_LEN`]) read without touching the mapping, and the open file when the
-    /// budget of [`keep_files_open`] allowed keeping it.
-    Mapped(Mmap, Box<[u8]>, Option<std::fs::File>),
+    /// A read-only private mapping of a file (made when first needed if the file is
+    /// kept open), a copy of its first bytes (up to [`HEAD_LEN`]) read without
+    /// touching the mapping, and the open file when the budget of
+    /// [`keep_files_open`] allowed keeping it.
+    Mapped(Mapping, Box<[u8]>, Option<std::fs::File>),
     /// An owned buffer (standard input, empty files, extracted payloads, tests).
     Owned(Vec<u8>),
 }
@@ -62,9 +63,22 @@ impl Bytes {
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
         match self {
-            Bytes::Mapped(m, ..) => m,
+            Bytes::Mapped(m, _, file) => m.get(file.as_ref()),
             Bytes::Owned(v) => v,
         }
+    }
+
+    /// The bytes' length (without mapping a file that is not mapped yet).
+    pub fn len(&self) -> usize {
+        match self {
+            Bytes::Mapped(m, ..) => m.len,
+            Bytes::Owned(v) => v.len(),
+        }
+    }
+
+    /// True if there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The first bytes, enough to tell PTX from archives, containers and binary data
@@ -90,7 +104,7 @@ impl Bytes {
         #[cfg(unix)]
         if let Bytes::Mapped(map, _, Some(f)) = self {
             use std::os::unix::fs::FileExt;
-            return lo + buf.len() as u64 <= map.len() as u64 && f.read_exact_at(buf, lo).is_ok();
+            return lo + buf.len() as u64 <= map.len as u64 && f.read_exact_at(buf, lo).is_ok();
         }
         let _ = (lo, buf);
         false
@@ -104,7 +118,7 @@ impl Bytes {
         #[cfg(unix)]
         if let Bytes::Mapped(map, _, Some(f)) = self {
             use std::os::fd::AsRawFd;
-            if lo + len as u64 > map.len() as u64 {
+            if lo + len as u64 > map.len as u64 {
                 return None;
             }
             let mut buf: Vec<u8> = Vec::with_capacity(len);
@@ -144,7 +158,7 @@ impl Bytes {
         #[cfg(target_os = "linux")]
         if let Bytes::Mapped(map, _, Some(f)) = self {
             use std::os::fd::AsRawFd;
-            if lo + len > map.len() as u64 {
+            if lo + len > map.len as u64 {
                 return Ok(false);
             }
             let (mut off, end) = (lo as libc::loff_t, (lo + len) as libc::loff_t);
@@ -196,10 +210,12 @@ impl Bytes {
     /// cache keeps them; touching them again maps them back in). Only a hint.
     pub fn release(&self) {
         #[cfg(unix)]
-        if let Bytes::Mapped(m, ..) = self {
-            // SAFETY: a private read-only mapping that is never written: after
-            // MADV_DONTNEED, reads see the file's bytes again, as before.
-            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        if let Bytes::Mapped(Mapping { loaded, .. }, ..) = self {
+            if let Some(Loaded::Map(m)) = loaded.get() {
+                // SAFETY: a private read-only mapping that is never written: after
+                // MADV_DONTNEED, reads see the file's bytes again, as before.
+                let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+            }
         }
     }
 }
@@ -417,26 +433,90 @@ pub fn read_path_and_metadata(path: &Path) -> Result<(Bytes, Option<Metadata>), 
         // Mapping an empty file fails on some systems; there is nothing to map anyway.
         return Ok((Bytes::Owned(Vec::new()), Some(meta)));
     }
-    // SAFETY: see the module documentation: read-only private mapping of a file this
-    // process never writes; all accesses are bounds-checked against the mapped length.
-    // (MAP_POPULATE was tried: no measurable difference on a 169 MB parse.) The length
-    // is the one just read, so memmap2 does not `fstat` the file again.
-    let map = unsafe {
-        memmap2::MmapOptions::new()
-            .len(meta.len() as usize)
-            .map(&file)
-    }
-    .map_err(io_err)?;
     let mut head = Vec::with_capacity(HEAD_LEN);
     (&file)
         .take(HEAD_LEN as u64)
         .read_to_end(&mut head)
         .map_err(io_err)?;
-    let file = open_files::take_one().then_some(file);
+    let len = meta.len() as usize;
+    // A file kept open is mapped only if something asks for its bytes through the
+    // mapping; the linker reads them with `pread` (parsing, writing), so usually
+    // nothing does. Each `mmap` took the address-space lock that the other
+    // threads' page faults wait for (`perf`: `mmap` 2.8% of a link's CPU time).
+    let (mapping, file) = if open_files::take_one() {
+        (Mapping::later(len), Some(file))
+    } else {
+        (Mapping::now(map_file(&file, len).map_err(io_err)?), None)
+    };
     Ok((
-        Bytes::Mapped(map, head.into_boxed_slice(), file),
+        Bytes::Mapped(mapping, head.into_boxed_slice(), file),
         Some(meta),
     ))
+}
+
+/// Maps `len` bytes of `file`.
+fn map_file(file: &std::fs::File, len: usize) -> io::Result<Mmap> {
+    // SAFETY: see the module documentation: read-only private mapping of a file this
+    // process never writes; all accesses are bounds-checked against the mapped length.
+    // (MAP_POPULATE was tried: no measurable difference on a 169 MB parse.) The length
+    // is the one the caller read, so memmap2 does not `fstat` the file again.
+    unsafe { memmap2::MmapOptions::new().len(len).map(file) }
+}
+
+/// The mapping of a file of known length, made now or when first asked for.
+pub struct Mapping {
+    len: usize,
+    loaded: std::sync::OnceLock<Loaded>,
+}
+
+/// What a [`Mapping`] holds once made.
+enum Loaded {
+    Map(Mmap),
+    /// The file read into memory, where mapping it later failed; or zeros where
+    /// that failed too (a file cut short meanwhile: the changed-input check refuses
+    /// to write the output then, and every span stays in bounds).
+    Copy(Box<[u8]>),
+}
+
+impl Mapping {
+    /// A mapping made already.
+    pub fn now(map: Mmap) -> Mapping {
+        let loaded = std::sync::OnceLock::new();
+        let len = map.len();
+        let _ = loaded.set(Loaded::Map(map));
+        Mapping { len, loaded }
+    }
+
+    /// A mapping to make from the open file when first asked for.
+    fn later(len: usize) -> Mapping {
+        Mapping {
+            len,
+            loaded: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The bytes, mapping `file` first if needed.
+    fn get(&self, file: Option<&std::fs::File>) -> &[u8] {
+        let loaded = self.loaded.get_or_init(|| {
+            let Some(file) = file else {
+                return Loaded::Copy(vec![0; self.len].into_boxed_slice());
+            };
+            if let Ok(map) = map_file(file, self.len) {
+                return Loaded::Map(map);
+            }
+            let mut buf = vec![0; self.len];
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::FileExt;
+                let _ = file.read_exact_at(&mut buf, 0);
+            }
+            Loaded::Copy(buf.into_boxed_slice())
+        });
+        match loaded {
+            Loaded::Map(m) => m,
+            Loaded::Copy(b) => b,
+        }
+    }
 }
 
 /// Opening inputs without blocking on a FIFO that has no writer (module documentation).
@@ -537,6 +617,32 @@ mod nonblocking {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file kept open is mapped only when its bytes are asked for; its length is
+    /// known before, and the bytes are the file's.
+    #[test]
+    fn files_kept_open_are_mapped_when_first_asked_for() {
+        let dir = std::env::temp_dir().join(format!("ptxld-lazy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.ptx");
+        let text: Vec<u8> = (0..70_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        std::fs::write(&path, &text).unwrap();
+        keep_files_open(64);
+        let bytes = read_path(&path).unwrap();
+        let Bytes::Mapped(mapping, head, Some(_)) = &bytes else {
+            panic!("not a mapped file kept open");
+        };
+        assert!(
+            mapping.loaded.get().is_none(),
+            "mapped before it was asked for"
+        );
+        assert_eq!((bytes.len(), &head[..]), (text.len(), &text[..HEAD_LEN]));
+        bytes.release();
+        assert!(mapping.loaded.get().is_none(), "release mapped it");
+        assert!(bytes.as_slice() == &text[..]);
+        assert!(matches!(mapping.loaded.get(), Some(Loaded::Map(_))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// Reading into a vector that is not zeroed first gives the same bytes as reading
     /// into a zeroed one, and nothing for a range past the end of the file.

@@ -100,6 +100,16 @@ impl SourceFile {
         self.bytes.as_slice()
     }
 
+    /// The number of bytes (without mapping a file that is not mapped yet).
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True for an empty file.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
     /// The bytes as loaded (for paging hints on mapped files).
     pub fn pages(&self) -> &Bytes {
         &self.bytes

@@ -116,7 +116,9 @@ fn check_param(
 }
 
 /// ABI findings of one module (its source is `src`).
-pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
+/// `src` gives the module's source text; it is asked for only to name a function in
+/// a finding (a file not mapped yet is then mapped).
+pub(crate) fn findings<'s>(m: &Module, src: &dyn Fn() -> &'s [u8]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let bits = m.header.address_bits();
     if let Some(v) = m.header.version {
@@ -150,7 +152,7 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
                 ));
             }
             ItemKind::Function(f) => {
-                let name = || String::from_utf8_lossy(&src[f.name.range()]).into_owned();
+                let name = || String::from_utf8_lossy(&src()[f.name.range()]).into_owned();
                 let sig = &f.signature;
                 if f.kind == FuncKind::Func {
                     for (i, p) in sig.returns.iter().flatten().enumerate() {
@@ -162,8 +164,8 @@ pub(crate) fn findings(m: &Module, src: &[u8]) -> Vec<Diagnostic> {
                         check_param(m, &name, &which, p, &mut out);
                     }
                     if let Some(canon) = sys_items.get(&ii) {
-                        let name = name();
                         if let Some(why) = signature_mismatch(canon, sig) {
+                            let name = name();
                             out.push(warn(
                                 m.file,
                                 f.name,

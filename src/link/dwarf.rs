@@ -156,12 +156,14 @@ fn dropped(inputs: &Inputs, mi: u32, u: &Unsupported) -> Diagnostic {
 /// Decodes every `.section` block of module `mi`.
 fn decode_module(inputs: &Inputs, mi: u32) -> Result<Vec<ModuleBlock>, Unsupported> {
     let m = &inputs.modules[mi as usize];
-    let src = inputs.src(mi);
     let mut out: Vec<ModuleBlock> = Vec::new();
     for item in &m.items {
         let ItemKind::Section(sec) = &item.kind else {
             continue;
         };
+        // Asked for here: most modules have no section, and their files need not be
+        // mapped.
+        let src = inputs.src(mi);
         let name = src[sec.name.range()].to_vec();
         if out.iter().any(|b| b.name == name) {
             // ptxas lays a repeated block over the first one (REPORT.md, rule 1).

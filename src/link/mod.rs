@@ -99,7 +99,7 @@ pub fn link(
     let abi_findings: Vec<Vec<Diagnostic>> = modules
         .par_iter()
         .enumerate()
-        .map(|(mi, m)| abi::findings(m, inputs.src(mi as u32)))
+        .map(|(mi, m)| abi::findings(m, &|| inputs.src(mi as u32)))
         .collect();
     warnings.extend(abi_findings.into_iter().flatten());
     let t = std::time::Instant::now();
@@ -232,7 +232,7 @@ pub fn module_sources<'a>(sources: &'a SourceMap, modules: &'a [Module]) -> Vec<
         .map(|m| {
             let f = sources.file(m.file);
             ModuleText {
-                src: f.bytes(),
+                src: rope::Text::File(f.pages()),
                 kept: &m.kept,
                 pages: Some(f.pages()),
             }

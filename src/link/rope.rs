@@ -29,12 +29,33 @@ const KEPT: u32 = 1 << 31;
 #[derive(Copy, Clone)]
 pub struct ModuleText<'a> {
     /// The module's source.
-    pub src: &'a [u8],
+    pub src: Text<'a>,
     /// Its kept copies ([`crate::ir::Module::kept`]).
     pub kept: &'a KeptText,
     /// The loaded source, when the writer may read the text from its file (and
     /// release the pages it had to read through the mapping).
     pub pages: Option<&'a Bytes>,
+}
+
+/// A module's source text: bytes at hand, or a loaded file's, which are asked for
+/// (and a file kept open mapped) only if a piece is written from them here rather
+/// than read from the file.
+#[derive(Clone, Copy)]
+pub enum Text<'a> {
+    /// The bytes.
+    Slice(&'a [u8]),
+    /// A loaded file's bytes.
+    File(&'a Bytes),
+}
+
+impl<'a> Text<'a> {
+    /// The bytes.
+    pub fn get(self) -> &'a [u8] {
+        match self {
+            Text::Slice(s) => s,
+            Text::File(b) => b.as_slice(),
+        }
+    }
 }
 
 /// Pieces of input files at least this long are copied into an output file by the
@@ -152,7 +173,7 @@ impl Rope {
         let bytes = match p.src {
             ARENA => &self.arena[..],
             m if m & KEPT != 0 => &srcs[(m & !KEPT) as usize].kept.text[..],
-            m => srcs[m as usize].src,
+            m => srcs[m as usize].src.get(),
         };
         &bytes[p.lo as usize..p.lo as usize + p.len as usize]
     }
@@ -397,7 +418,7 @@ mod tests {
     fn texts<'a>(srcs: &[&'a [u8]]) -> Vec<ModuleText<'a>> {
         srcs.iter()
             .map(|&src| ModuleText {
-                src,
+                src: Text::Slice(src),
                 kept: &NOTHING_KEPT,
                 pages: None,
             })
@@ -416,7 +437,7 @@ mod tests {
         crate::input::keep_files_open(64);
         let open = crate::input::read_path(&path).unwrap();
         let srcs = vec![ModuleText {
-            src: open.as_slice(),
+            src: Text::Slice(open.as_slice()),
             kept: &NOTHING_KEPT,
             pages: Some(&open),
         }];
@@ -474,7 +495,11 @@ mod tests {
         let mapped_only = {
             // SAFETY: a private read-only mapping of a file no one writes meanwhile.
             let map = unsafe { memmap2::Mmap::map(&std::fs::File::open(&path).unwrap()) };
-            Bytes::Mapped(map.unwrap(), Box::default(), None)
+            Bytes::Mapped(
+                crate::input::Mapping::now(map.unwrap()),
+                Box::default(),
+                None,
+            )
         };
         let mut kept = KeptText::default();
         kept.keep(open.as_slice(), crate::source::Span::new(10, 13));
@@ -482,12 +507,12 @@ mod tests {
         for file in [&open, &mapped_only] {
             let srcs = vec![
                 ModuleText {
-                    src: file.as_slice(),
+                    src: Text::Slice(file.as_slice()),
                     kept: &kept,
                     pages: Some(file),
                 },
                 ModuleText {
-                    src: other,
+                    src: Text::Slice(other),
                     kept: &NOTHING_KEPT,
                     pages: None,
                 },
@@ -563,7 +588,7 @@ mod tests {
         let srcs: Vec<ModuleText<'_>> = files
             .iter()
             .map(|f| ModuleText {
-                src: f.as_slice(),
+                src: Text::Slice(f.as_slice()),
                 kept: &NOTHING_KEPT,
                 pages: Some(f),
             })

@@ -356,7 +356,6 @@ impl<'i> Writer<'i, '_> {
     /// from another producer may align differently: rewrite the caller's declaration.
     fn call_alignments(&self, mi: u32, edits: &mut Vec<Edit<'i>>) {
         let m = &self.inputs.modules[mi as usize];
-        let src = self.inputs.src(mi);
         for call in &m.calls {
             let Ok(r) = m
                 .references
@@ -395,6 +394,7 @@ impl<'i> Writer<'i, '_> {
                 let Some(want) = formal.spec.align.filter(|_| !formal.decl.dims.is_empty()) else {
                     continue;
                 };
+                let src = self.inputs.src(mi);
                 let name = &src[actual.range()];
                 let decl = m
                     .local_params
@@ -423,9 +423,8 @@ impl<'i> Writer<'i, '_> {
     /// OpenACC/OpenMP runtime where kernels and variables are: keep them, renamed.
     fn map_comments(&mut self) {
         for (mi, m) in self.inputs.modules.iter().enumerate() {
-            let src = self.inputs.src(mi as u32);
             for &c in &m.map_comments {
-                let text = &src[c.range()];
+                let text = &self.inputs.src(mi as u32)[c.range()];
                 if !(text.starts_with(b"//:FUNC_MAP \"") || text.starts_with(b"//:VAR_MAP \"")) {
                     continue;
                 }
@@ -522,12 +521,14 @@ pub(crate) fn number_files(inputs: &Inputs) -> FileNumbers {
     let mut maps = Vec::new();
     let mut items = Vec::new();
     for (mi, m) in inputs.modules.iter().enumerate() {
-        let src = inputs.src(mi as u32);
         let mut map = FxHashMap::default();
         for (ii, item) in m.items.iter().enumerate() {
             if let ItemKind::File(f) = &item.kind {
                 let key = Span::new(f.index_span.hi, item.span.hi);
-                let key = m.kept.slice(key).unwrap_or(&src[key.range()]);
+                let key = m
+                    .kept
+                    .slice(key)
+                    .unwrap_or_else(|| &inputs.src(mi as u32)[key.range()]);
                 let next = by_text.len() as u32 + 1;
                 let new = *by_text.entry(key).or_insert_with(|| {
                     items.push((mi as u32, ii));

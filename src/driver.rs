@@ -86,6 +86,17 @@ pub struct Job {
 }
 
 impl Job {
+    /// The files named as inputs (not `-l` libraries), in order.
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        self.inputs
+            .iter()
+            .filter_map(|i| match i {
+                InputSpec::File(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A job with defaults: PTX by extension, error limit 20, symbol base `ptxld`.
     pub fn new(output: impl Into<PathBuf>) -> Job {
         Job {
@@ -715,14 +726,7 @@ fn link_plans(
 /// Links `job`, writes the output atomically and the dependency file. After a
 /// failure no output is left behind (an older one is removed, as GNU ld does).
 pub fn run(job: &Job) -> Result<Outcome, Failure> {
-    let inputs: Vec<PathBuf> = job
-        .inputs
-        .iter()
-        .filter_map(|i| match i {
-            InputSpec::File(p) => Some(p.clone()),
-            _ => None,
-        })
-        .collect();
+    let inputs = job.input_files();
     if clobbers_input(&job.output, &inputs) {
         return Err(fail(format!(
             "output file {} is also an input; refusing to overwrite it",

@@ -383,15 +383,7 @@ fn main() -> ExitCode {
     // Before the fork and before any thread starts; returns unless the exec failed.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if let Mode::Link(job) | Mode::Check(job, _) = &options.mode {
-        let files: Vec<PathBuf> = job
-            .inputs
-            .iter()
-            .filter_map(|i| match i {
-                InputSpec::File(p) => Some(p.clone()),
-                _ => None,
-            })
-            .collect();
-        huge_pages::reexec_for(&files);
+        huge_pages::reexec_for(&job.input_files());
         if job.stats {
             eprintln!(
                 "ptxld: stats: huge pages for the heap: {}",

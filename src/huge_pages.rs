@@ -6,8 +6,9 @@
 //! written: 23,500 faults on that link, 14% of its CPU time in `perf`. Where the
 //! kernel hands out transparent huge pages only to memory that asks for them (the
 //! `madvise` mode, a common default), glibc asks when its `glibc.malloc.hugetlb=1`
-//! tunable is set: 4,400 faults instead, and the link 26–30 ms faster at two threads
-//! (docs/performance.md). Peak memory grows by about 8 MB.
+//! tunable is set: 3,200–4,700 faults instead, and in most alternating comparisons the
+//! link 5–30 ms faster at two threads, in some no different (docs/performance.md,
+//! thirteenth session). Peak memory grows by about 8 MB.
 //!
 //! glibc reads tunables only when a process starts, so the command executes itself
 //! once more (`/proc/self/exe`, same arguments) with the tunable added to

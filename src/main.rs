@@ -105,7 +105,8 @@ Other modes:
   -V, --version          show the version
 
 An input named - is read from standard input. Exit status: 0 on success, 1 on
-any error.";
+any error. On Linux with glibc, a link of 16 MB or more executes ptxld once more
+with glibc asked for transparent huge pages; PTXLD_HUGE_PAGES=0 turns that off.";
 
 enum Mode {
     Link(Box<Job>),

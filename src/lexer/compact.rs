@@ -441,8 +441,7 @@ impl Lexer<'_> {
             self.pos = space_end_cached(src, end, &mut self.events);
             loop {
                 match src.get(self.pos) {
-                    Some(&b) if CLASS[b as usize] & ID_START != 0 => break,
-                    Some(b'_' | b'$' | b'@') => break,
+                    Some(&b) if starts_identifier(b) || b == b'@' => break,
                     Some(b'.') if self.skip_definitions => {
                         match register_declaration_end(src, self.pos) {
                             Some(end) => self.pos = space_end_cached(src, end, &mut self.events),
@@ -455,7 +454,7 @@ impl Lexer<'_> {
         }
     }
 
-    /// At a statement that starts with a name (no guard): the position after it if
+    /// At a statement that starts with a name or a guard: the position after it if
     /// [`Self::instruction_or_label`] would leave nothing of it, found without the
     /// steps that lexing takes; `None` if it might leave something, or if that is not
     /// certain (the caller then lexes it as before).
@@ -473,11 +472,7 @@ impl Lexer<'_> {
     fn quiet_statement_end(&mut self) -> Option<usize> {
         let may = self.symbols?;
         let src = self.src;
-        let len = src.len();
-        let follows = |i: usize| i < len && CLASS[src[i] as usize] & FOLLOW != 0;
-        let name_start = |i: usize| {
-            i < len && (CLASS[src[i] as usize] & ID_START != 0 || matches!(src[i], b'_' | b'$'))
-        };
+        let name_start = |i: usize| src.get(i).is_some_and(|&b| starts_identifier(b));
         let mut lo = self.pos;
         // `@p` or `@!p`, with whitespace only: the guard is a `%`-name or an
         // identifier, kept by the lexer if the filter takes it.
@@ -488,14 +483,14 @@ impl Lexer<'_> {
                 p = skip_whitespace(src, p + 1);
             }
             let guard = p;
-            if src.get(p) == Some(&b'%') && follows(p + 1) || name_start(p) {
-                p += 1;
-                while follows(p) {
-                    p += 1;
-                }
-            } else {
+            let percent_name = src.get(p) == Some(&b'%')
+                && src
+                    .get(p + 1)
+                    .is_some_and(|&b| CLASS[b as usize] & FOLLOW != 0);
+            if !(percent_name || name_start(p)) {
                 return None;
             }
+            p = name_end_cached(src, p + 1, &mut self.events);
             if may(&src[guard..p]) {
                 return None;
             }
@@ -523,8 +518,8 @@ impl Lexer<'_> {
             }
             let class = CLASS[b as usize];
             if class & DIGIT != 0 {
-                p = super::plain_decimal_end(src, p).or_else(|| hex_float_end(src, p))?;
-            } else if class & ID_START != 0 || matches!(b, b'_' | b'$') {
+                p = simple_literal_end(src, p)?;
+            } else if starts_identifier(b) {
                 let name = p;
                 p = name_end_cached(src, p + 1, &mut self.events);
                 if may(&src[name..p]) {
@@ -669,7 +664,7 @@ impl Lexer<'_> {
                 p += 1;
             }
             Step::Next
-        } else if class & ID_START != 0 || matches!(b, b'_' | b'$') {
+        } else if starts_identifier(b) {
             let lo = p;
             p += 1;
             while follows(p) {
@@ -694,10 +689,7 @@ impl Lexer<'_> {
             // A plain decimal is skipped; anything else goes through the ordinary
             // literal lexer, which decides where it ends and whether it is valid (its
             // token is then dropped).
-            if let Some(end) = super::plain_decimal_end(src, p) {
-                p = end;
-                Step::Next
-            } else if let Some(end) = hex_float_end(src, p) {
+            if let Some(end) = simple_literal_end(src, p) {
                 p = end;
                 Step::Next
             } else {
@@ -812,6 +804,23 @@ fn register_declaration_end(src: &[u8], p: usize) -> Option<usize> {
             _ => return None,
         }
     }
+}
+
+/// At a digit: the end of a literal the operand loops pass over without the literal
+/// lexer (a plain decimal or an exact hex float); `None` for any other literal. The
+/// operand loop and the quiet-statement check share it, so they accept the same.
+#[inline(always)]
+fn simple_literal_end(src: &[u8], p: usize) -> Option<usize> {
+    match super::plain_decimal_end(src, p) {
+        Some(end) => Some(end),
+        None => hex_float_end(src, p),
+    }
+}
+
+/// True for a byte an identifier starts with (`[a-zA-Z_$]`; `%`-names are apart).
+#[inline(always)]
+fn starts_identifier(b: u8) -> bool {
+    CLASS[b as usize] & ID_START != 0 || matches!(b, b'_' | b'$')
 }
 
 /// At a literal starting `0f` or `0d`: the end of a valid exact hex float (exactly 8

@@ -93,6 +93,8 @@ fn previous(marker: &std::ffi::OsStr) -> Option<&str> {
 /// thread starts.
 pub fn reexec_for(inputs: &[PathBuf]) {
     let tunables = std::env::var_os("GLIBC_TUNABLES");
+    // `EXECUTED` is what stops a second `exec`; the marker is checked too in case a
+    // caller skipped `restore_environment`: a loop of `exec`s would never end.
     if tunable_set(tunables.as_ref())
         || EXECUTED.load(Ordering::Relaxed)
         || std::env::var_os(MARKER).is_some()

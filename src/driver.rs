@@ -20,6 +20,7 @@ use crate::output::{clobbers_input, write_atomic, write_atomic_with};
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
 use crate::source::SourceMap;
+use crate::timing::{PhaseTime, Stopwatch};
 
 /// One command-line input item, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,7 +82,7 @@ pub struct Job {
     pub why_live: Vec<String>,
     /// `--strip-debug`.
     pub strip_debug: bool,
-    /// `--stats`: report the time of each phase and the peak memory.
+    /// `--stats`: report the wall and CPU time of each phase and the peak memory.
     pub stats: bool,
 }
 
@@ -271,7 +272,7 @@ struct Plan {
     pieces: Vec<Piece>,
     files_read: Vec<PathBuf>,
     /// Time spent reading (mapping) the inputs, for `--stats`.
-    read_time: std::time::Duration,
+    read_time: Option<PhaseTime>,
 }
 
 /// Size and modification time of an input, to notice a file that changes while the
@@ -337,7 +338,7 @@ fn plan(job: &Job) -> Result<Plan, Failure> {
 /// the response files. Standard input, pipes and FIFOs get none: what was read from
 /// them cannot change.
 fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
-    let start = std::time::Instant::now();
+    let start = Stopwatch::start();
     let mut p = Plan {
         units: Vec::new(),
         pieces: Vec::new(),
@@ -429,7 +430,7 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     if p.units.is_empty() {
         return Err(fail("no input files"));
     }
-    p.read_time = start.elapsed();
+    p.read_time = Some(start.stop("read inputs"));
     Ok(p)
 }
 
@@ -534,14 +535,14 @@ fn link_one(
     messages: &mut String,
 ) -> Result<(Linked, Vec<PathBuf>, SourceMap, Vec<Module>), Failure> {
     let read_time = plan.read_time;
-    let t = std::time::Instant::now();
+    let t = Stopwatch::start();
     let Prepared {
         sources,
         modules,
         files_read,
         warned,
     } = prepare(job, plan, arch, messages)?;
-    let parse_time = t.elapsed();
+    let parse_time = t.stop("parse, select members");
     let opts = link_options(job, arch);
     // Traces go first, so they are there when the link fails too.
     messages.push_str(&crate::link::trace_symbols(&sources, &modules, &job.trace));
@@ -560,17 +561,9 @@ fn link_one(
                     modules.len(),
                     bytes as f64 / 1e6
                 ));
-                let phases = [
-                    ("read inputs", read_time),
-                    ("parse, select members", parse_time),
-                ]
-                .into_iter()
-                .chain(l.timings.iter().copied());
-                for (phase, d) in phases {
-                    messages.push_str(&format!(
-                        "ptxld: stats: {phase:<28} {:>9.2} ms\n",
-                        d.as_secs_f64() * 1e3
-                    ));
+                let phases = read_time.iter().chain([&parse_time]).chain(&l.timings);
+                for phase in phases {
+                    messages.push_str(&phase.render());
                 }
             }
             messages.push_str(&l.warnings.render(&sources, job.error_limit));
@@ -623,7 +616,7 @@ pub fn link_in_memory(inputs: &[MemoryInput], job: &Job) -> Result<Outcome, Fail
             units: Vec::new(),
             pieces: Vec::new(),
             files_read: Vec::new(),
-            read_time: Default::default(),
+            read_time: None,
         };
         for input in inputs {
             let bytes = Bytes::Owned(input.bytes.clone());
@@ -734,27 +727,39 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
         )));
     }
     let result = link_job(job).and_then(|mut o| {
-        // One `stat` per input (thousands in a large link), so in parallel; the
-        // first changed input in command-line order is the one reported.
-        let changed = o
-            .stamps
-            .par_iter()
-            .find_first(|(path, before)| stamp(path).1 != *before);
-        if let Some((path, _)) = changed {
+        let t = Stopwatch::start();
+        // Whether an input changed is checked while the output is written (one
+        // `stat` per input, thousands in a large link, in parallel), and before the
+        // output replaces anything: a changed input fails the link. The first
+        // changed input in command-line order is the one reported.
+        let changed = std::sync::OnceLock::new();
+        let written = write_atomic_with(&job.output, &mut |w, file| {
+            rayon::in_place_scope(|s| {
+                s.spawn(|_| {
+                    let first = o
+                        .stamps
+                        .par_iter()
+                        .find_first(|(path, before)| stamp(path).1 != *before);
+                    if let Some((path, _)) = first {
+                        let _ = changed.set(path.clone());
+                    }
+                });
+                o.write_to(w, file)
+            })?;
+            match changed.get() {
+                Some(_) => Err(std::io::Error::other("an input changed")),
+                None => Ok(()),
+            }
+        });
+        if let Some(path) = changed.get() {
             return Err(fail(format!(
                 "input {} changed while ptxld was linking it; run the link again",
                 path.display()
             )));
         }
-        let t = std::time::Instant::now();
-        write_atomic_with(&job.output, &mut |w, file| o.write_to(w, file))
-            .map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
+        written.map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
         if job.stats {
-            o.messages.push_str(&format!(
-                "ptxld: stats: {:<28} {:>9.2} ms\n",
-                "writing the output",
-                t.elapsed().as_secs_f64() * 1e3
-            ));
+            o.messages.push_str(&t.stop("writing the output").render());
         }
         if let (Some(path), Some(map)) = (&job.map_file, &o.map) {
             write_atomic(path, map.as_bytes())

@@ -31,6 +31,7 @@ pub mod parse;
 pub mod rsp;
 pub mod select;
 pub mod source;
+pub mod timing;
 
 pub use build::Build;
 pub use diag::{Diagnostic, Diagnostics};

@@ -79,7 +79,8 @@ Build systems:
                          file read (inputs, archives, response files)
   --verbose              report which archive member was loaded for which symbol
   --fatal-warnings       treat warnings as errors
-  --stats                report the time of each phase and the peak memory
+  --stats                report the wall and CPU time of each phase and the peak
+                         memory
   --error-limit=N        stop after N errors (default 20, 0 = no limit)
   -j N, --threads=N      parse with N threads (default: all cores); the result
                          does not depend on N

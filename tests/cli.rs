@@ -251,6 +251,42 @@ fn link_output_is_identical_for_any_thread_count_and_to_stdout() {
     assert_eq!(one, stdout);
 }
 
+/// `--stats` gives every phase's wall time and the CPU time of all threads meanwhile,
+/// so a reader can tell a phase that ran on one core from one that ran on all.
+#[test]
+fn stats_report_cpu_and_wall_time_of_every_phase() {
+    let out_file = tmp("stats.ptx", b"");
+    let mut args = vec!["--stats", "-o", s(&out_file)];
+    let inputs = real_set();
+    args.extend(inputs.iter().map(String::as_str));
+    let out = ptxld(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let phases = [
+        "read inputs",
+        "parse, select members",
+        "symbol table and graph",
+        "resolution",
+        "debug sections",
+        "names",
+        "layout and splicing",
+        "writing the output",
+    ];
+    for phase in phases {
+        let line = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("ptxld: stats: {phase} ")))
+            .unwrap_or_else(|| panic!("no line for {phase} in {stderr}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let number = |w: &str| w.parse::<f64>().unwrap_or_else(|_| panic!("{line}"));
+        assert!(
+            matches!(words[..], ["cpu", cpu, "ms,", "wall", wall, "ms"]
+                if number(cpu) >= 0.0 && number(wall) > 0.0),
+            "{phase}: {line}"
+        );
+    }
+}
+
 #[test]
 fn output_naming_an_input_is_refused_and_the_input_kept() {
     let inputs = real_set();

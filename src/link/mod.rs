@@ -37,6 +37,7 @@ use rayon::prelude::*;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::Module;
 use crate::source::SourceMap;
+use crate::timing::Stopwatch;
 
 /// What the caller can choose about a link.
 #[derive(Clone, Debug, Default)]
@@ -69,7 +70,7 @@ pub struct Linked {
     /// `--why-live` chains.
     pub why_live: String,
     /// Wall time of each linker phase (`--stats`).
-    pub timings: Vec<(&'static str, std::time::Duration)>,
+    pub timings: Vec<crate::timing::PhaseTime>,
 }
 
 /// Links `modules` (parsed from `sources`, in link order) into one PTX module.
@@ -86,9 +87,9 @@ pub fn link(
     }
     let inputs = report::Inputs { sources, modules };
     let mut timings = Vec::new();
-    let t = std::time::Instant::now();
+    let t = Stopwatch::start();
     let db = db::SymbolDb::build(&inputs);
-    timings.push(("symbol table and graph", t.elapsed()));
+    timings.push(t.stop("symbol table and graph"));
     let dwarf = if opts.strip_debug {
         write::Dwarf::Strip
     } else {
@@ -102,9 +103,9 @@ pub fn link(
         .map(|(mi, m)| abi::findings(m, &|| inputs.src(mi as u32)))
         .collect();
     warnings.extend(abi_findings.into_iter().flatten());
-    let t = std::time::Instant::now();
+    let t = Stopwatch::start();
     let resolution = resolve::resolve(&inputs, &db);
-    timings.push(("resolution", t.elapsed()));
+    timings.push(t.stop("resolution"));
     let live = match (&resolution, &opts.gc) {
         (Ok(r), Some(g)) => Some(gc::mark(&inputs, &db, r, g)),
         _ => None,
@@ -126,10 +127,10 @@ pub fn link(
     } else {
         dwarf
     };
-    let t = std::time::Instant::now();
+    let t = Stopwatch::start();
     let files = write::number_files(&inputs);
     let merged = (dwarf == write::Dwarf::Merge).then(|| dwarf::merge(&inputs, &files.maps));
-    timings.push(("debug sections", t.elapsed()));
+    timings.push(t.stop("debug sections"));
     // `debug` needs the DWARF of a module that asked for it (ptxas: "Debug information
     // not found in presence of .target debug").
     let debug_kept: Vec<bool> = match &merged {
@@ -165,9 +166,9 @@ pub fn link(
         errors.sort();
         return Err(errors);
     }
-    let t = std::time::Instant::now();
+    let t = Stopwatch::start();
     names::assign(&inputs, &mut resolution);
-    timings.push(("names", t.elapsed()));
+    timings.push(t.stop("names"));
     let live_outs = live.as_ref().map(|l| l.outs.as_slice());
     let mut removed = Vec::new();
     if let Some(keep) = live_outs {
@@ -198,14 +199,14 @@ pub fn link(
         None if opts.why_live.is_empty() => String::new(),
         None => "ptxld: --why-live needs --gc-sections\n".to_string(),
     };
-    let t = std::time::Instant::now();
+    let t = Stopwatch::start();
     let debug = write::DebugInfo {
         dwarf,
         files: &files,
         merged: merged.as_ref(),
     };
     let written = write::write(&inputs, &db, &resolution, &header, &debug, live_outs);
-    timings.push(("layout and splicing", t.elapsed()));
+    timings.push(t.stop("layout and splicing"));
     match written {
         Ok(ptx) => Ok(Linked {
             ptx,

@@ -212,6 +212,15 @@ impl Outcome {
         }
     }
 
+    /// The inputs of a merged PTX output (`None` for containers, which own their
+    /// bytes).
+    pub fn sources(&self) -> Option<&SourceMap> {
+        match &self.output {
+            Output::Bytes(_) => None,
+            Output::Ptx { sources, .. } => Some(sources),
+        }
+    }
+
     fn srcs(&self) -> Vec<crate::link::ModuleText<'_>> {
         match &self.output {
             Output::Bytes(_) => Vec::new(),

@@ -92,6 +92,17 @@ impl Bytes {
         }
     }
 
+    /// True once the bytes are in this process's memory: always for owned bytes; for
+    /// a mapped file, once [`Bytes::as_slice`] mapped it (a file kept open is mapped
+    /// only when first asked for, and a link that needs no more than
+    /// [`Bytes::read_at`] never maps it).
+    pub fn is_in_memory(&self) -> bool {
+        match self {
+            Bytes::Mapped(m, ..) => m.loaded.get().is_some(),
+            Bytes::Owned(_) => true,
+        }
+    }
+
     /// True for a mapped file that was kept open: [`Bytes::read_at`] can read it.
     pub fn is_readable_file(&self) -> bool {
         matches!(self, Bytes::Mapped(_, _, Some(_)))

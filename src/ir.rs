@@ -70,8 +70,6 @@ pub struct Module {
     pub locs: Locs,
     /// Direct calls (`call (r), f, (a, b);`), in source order.
     pub calls: Vec<CallSite>,
-    /// Function-scope `.param` declarations (call-block arguments), in source order.
-    pub local_params: Vec<LocalParam>,
     /// The first `shfl` or `vote` without `.sync` (pre-6.0 warp code, which ptxas
     /// rejects for `.target sm_70` and later at PTX ISA 6.4 and later).
     pub legacy_warp_op: Option<Span>,
@@ -114,6 +112,13 @@ impl KeptText {
     }
 }
 
+/// Whether the text of a `//:` comment is one of GCC's offloading map comments,
+/// `//:FUNC_MAP "name", ...` or `//:VAR_MAP "name"`, which name a kernel or variable
+/// and must follow its renaming.
+pub fn is_map_comment(text: &[u8]) -> bool {
+    text.starts_with(b"//:FUNC_MAP \"") || text.starts_with(b"//:VAR_MAP \"")
+}
+
 /// A `call` instruction with a named callee.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallSite {
@@ -122,16 +127,25 @@ pub struct CallSite {
     /// The callee identifier.
     pub callee: Span,
     /// The return-value identifiers, in order.
-    pub rets: Vec<Span>,
+    pub rets: Vec<CallOperand>,
     /// The argument identifiers, in order.
-    pub args: Vec<Span>,
+    pub args: Vec<CallOperand>,
+}
+
+/// A return value or argument of a [`CallSite`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallOperand {
+    /// The identifier.
+    pub span: Span,
+    /// The caller's declaration of it: the last `.param` variable of that name its
+    /// body declares before the call. Found while the body's tokens are at hand, so
+    /// that the linker, which may rewrite its alignment, never reads the body again.
+    pub decl: Option<LocalParam>,
 }
 
 /// A `.param` variable declared inside a function body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LocalParam {
-    /// The function declaring it.
-    pub item: ItemId,
     /// Its name.
     pub name: Span,
     /// `.align N`: the value and the span of `N`.
@@ -724,20 +738,43 @@ impl Module {
 
     /// Fills [`Module::kept`] from `src`, the module's source.
     pub(crate) fn keep_text(&mut self, src: &[u8]) {
-        // Sized first: growing the copy as it is made copied it again and again.
-        let kept_spans = || {
-            self.items.iter().filter_map(|item| match &item.kind {
+        let mut spans: Vec<Span> = self
+            .items
+            .iter()
+            .filter_map(|item| match &item.kind {
                 ItemKind::Function(f) => Some(Span::new(item.span.lo, f.header_end)),
-                ItemKind::Variable(_) | ItemKind::File(_) => Some(item.span),
+                // `.alias` directives are written and their names looked up.
+                ItemKind::Variable(_) | ItemKind::File(_) | ItemKind::Alias { .. } => {
+                    Some(item.span)
+                }
                 _ => None,
             })
-        };
-        let (count, bytes) = kept_spans().fold((0, 0), |(n, b), s| (n + 1, b + s.len()));
+            .collect();
+        // Offloading map comments are written too; they may lie inside an item, even
+        // inside a kept header.
+        let maps = self
+            .map_comments
+            .iter()
+            .copied()
+            .filter(|c| is_map_comment(&src[c.range()]));
+        let before = spans.len();
+        spans.extend(maps);
+        if spans.len() > before {
+            spans.sort_by_key(|s| (s.lo, std::cmp::Reverse(s.hi)));
+            let mut end = 0;
+            spans.retain(|s| {
+                let inside = s.hi <= end;
+                end = end.max(s.hi);
+                !inside
+            });
+        }
+        // Sized first: growing the copy as it is made copied it again and again.
+        let bytes = spans.iter().map(|s| s.len()).sum();
         let mut kept = KeptText {
             text: Vec::with_capacity(bytes),
-            spans: Vec::with_capacity(count),
+            spans: Vec::with_capacity(spans.len()),
         };
-        for span in kept_spans() {
+        for span in spans {
             kept.keep(src, span);
         }
         self.kept = kept;

@@ -224,3 +224,47 @@ fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
     eprintln!("{} link cases, {} failed", results.len(), failed.len());
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// Once parsed, an input is not read again until the writer reads its text: the
+/// layout takes the callers' `.param` declarations (argument alignments), `.alias`
+/// directives and GCC's `//:FUNC_MAP` comments from what parsing kept. An input kept
+/// open is mapped only when its bytes are asked for, so after the layout none is,
+/// except the modules with DWARF sections, which the debug-section merge decodes.
+#[test]
+fn the_layout_reads_no_input_again() {
+    use ptxld::driver::{link_job, InputSpec, Job};
+    ptxld::input::keep_files_open(256);
+    let cases = [
+        // The caller's call-block `.param` is raised to `.align 8`.
+        ("aggregate-param-align-fixed", ".align 8"),
+        ("alias-across-modules", ".alias nv_al_alias, nv_al_target;"),
+        // GCC's OpenACC module, with other producers' modules.
+        ("real-all-producers", "//:FUNC_MAP \""),
+    ];
+    for (case, want) in cases {
+        let mut job = Job::new("unused.ptx");
+        job.inputs = case_inputs(case)
+            .into_iter()
+            .map(|p| InputSpec::File(p.into()))
+            .collect();
+        let outcome = link_job(&job).unwrap_or_else(|f| panic!("{case}: {}", f.messages));
+        let sources = outcome.sources().expect("a PTX output");
+        let has_dwarf = |path: &Path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            text.lines().any(|l| l.trim_start().starts_with(".section"))
+        };
+        let mapped: Vec<&str> = sources
+            .files()
+            .filter(|(_, f)| f.pages().is_readable_file() && f.pages().is_in_memory())
+            .filter(|(_, f)| !has_dwarf(f.path().unwrap()))
+            .map(|(_, f)| f.name())
+            .collect();
+        assert!(mapped.is_empty(), "{case}: read again: {mapped:?}");
+        let kept_open = sources
+            .files()
+            .filter(|(_, f)| f.pages().is_readable_file());
+        assert!(kept_open.count() > 0, "{case}: no input kept open");
+        let text = String::from_utf8(outcome.into_bytes()).unwrap();
+        assert!(text.contains(want), "{case}: no {want:?} in the output");
+    }
+}

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::diag::Diagnostic;
-use crate::ir::{ItemKind, KeptText, SymbolKind};
+use crate::ir::{is_map_comment, ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
 use super::db::{ModSym, SymbolDb};
@@ -211,7 +211,11 @@ pub(crate) fn write(
                 .iter()
                 .filter_map(|item| match &item.kind {
                     ItemKind::Alias { alias, .. } => {
-                        Some((&inputs.src(mi)[alias.range()], item.span))
+                        let name = m.kept.slice(*alias);
+                        Some((
+                            name.unwrap_or_else(|| &inputs.src(mi)[alias.range()]),
+                            item.span,
+                        ))
                     }
                     _ => None,
                 })
@@ -394,14 +398,7 @@ impl<'i> Writer<'i, '_> {
                 let Some(want) = formal.spec.align.filter(|_| !formal.decl.dims.is_empty()) else {
                     continue;
                 };
-                let src = self.inputs.src(mi);
-                let name = &src[actual.range()];
-                let decl = m
-                    .local_params
-                    .iter()
-                    .filter(|p| p.item == call.item && p.name.lo < actual.lo)
-                    .rfind(|p| &src[p.name.range()] == name);
-                let Some(decl) = decl else { continue };
+                let Some(decl) = &actual.decl else { continue };
                 match decl.align {
                     Some((have, _)) if have == want => {}
                     Some((_, span)) => {
@@ -424,8 +421,12 @@ impl<'i> Writer<'i, '_> {
     fn map_comments(&mut self) {
         for (mi, m) in self.inputs.modules.iter().enumerate() {
             for &c in &m.map_comments {
-                let text = &self.inputs.src(mi as u32)[c.range()];
-                if !(text.starts_with(b"//:FUNC_MAP \"") || text.starts_with(b"//:VAR_MAP \"")) {
+                // Kept at parse time (`Module::keep_text`): the input is not read again.
+                let text = m
+                    .kept
+                    .slice(c)
+                    .unwrap_or_else(|| &self.inputs.src(mi as u32)[c.range()]);
+                if !is_map_comment(text) {
                     continue;
                 }
                 let open = text.iter().position(|&b| b == b'"').unwrap_or(0) + 1;
@@ -440,12 +441,13 @@ impl<'i> Writer<'i, '_> {
                     })
                     .map(|o| self.res.outs[o as usize].name(self.inputs));
                 let (lo, open, close) = (c.lo, c.lo + open as u32, c.lo + close as u32);
-                self.out.push_src(mi as u32, lo, open);
+                let mi = mi as u32;
+                push_range(&mut self.out, mi, &m.kept, Span::new(lo, open));
                 match renamed {
                     Some(new) => self.out.push_bytes(new),
-                    None => self.out.push_src(mi as u32, open, close),
+                    None => push_range(&mut self.out, mi, &m.kept, Span::new(open, close)),
                 }
-                self.out.push_src(mi as u32, close, c.hi);
+                push_range(&mut self.out, mi, &m.kept, Span::new(close, c.hi));
                 self.out.push_bytes(b"\n");
             }
         }
@@ -491,6 +493,15 @@ fn line(out: &mut Rope, inputs: &Inputs, edits: &[Vec<Edit<'_>>], mi: u32, span:
     splice(out, mi, span, &edits[mi as usize], kept);
     out.push_bytes(tail.as_bytes());
     out.push_bytes(b"\n");
+}
+
+/// Appends `span` of module `mi` to `out`: from its kept copy when one holds the span,
+/// else from its source.
+fn push_range(out: &mut Rope, mi: u32, kept: &KeptText, span: Span) {
+    match kept.offset_of(span) {
+        Some(at) => out.push_kept(mi, at, span.len() as u32),
+        None => out.push_src(mi, span.lo, span.hi),
+    }
 }
 
 /// Appends `span` of module `mi` to `out`, with `edits` (sorted, disjoint) applied:

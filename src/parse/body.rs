@@ -14,7 +14,8 @@ use super::items::{loc_args, pragma};
 use super::resolve::Names;
 use crate::diag::Diagnostic;
 use crate::ir::{
-    CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace, SymbolId,
+    CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
+    SymbolId,
 };
 use crate::lexer::{Token, TokenKind};
 use crate::source::{FileId, Span};
@@ -39,7 +40,8 @@ struct Walker<'s, 'r, 't> {
     body_names: Option<&'r mut BodyNames<'s>>,
     locs: &'r mut Locs,
     calls: &'r mut Vec<CallSite>,
-    local_params: &'r mut Vec<LocalParam>,
+    /// This body's `.param` declarations so far, for the calls that pass them.
+    local_params: Vec<LocalParam>,
     legacy_warp_op: &'r mut Option<Span>,
 }
 
@@ -52,7 +54,6 @@ pub(crate) struct BodyCtx<'s, 'r> {
     pub body_names: Option<&'r mut BodyNames<'s>>,
     pub locs: &'r mut Locs,
     pub calls: &'r mut Vec<CallSite>,
-    pub local_params: &'r mut Vec<LocalParam>,
     pub legacy_warp_op: &'r mut Option<Span>,
     pub errors: &'r mut Vec<Diagnostic>,
 }
@@ -71,7 +72,7 @@ pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl,
         body_names: cx.body_names.as_deref_mut(),
         locs: cx.locs,
         calls: cx.calls,
-        local_params: cx.local_params,
+        local_params: Vec::new(),
         legacy_warp_op: cx.legacy_warp_op,
     };
     // Parameters shadow module-scope names for the whole body.
@@ -245,6 +246,19 @@ impl<'s> Walker<'s, '_, '_> {
         }
     }
 
+    /// A call's return value or argument, with the body's last `.param` declaration of
+    /// that name so far (a call names variables its block declared before it).
+    fn operand(&self, span: Span) -> CallOperand {
+        let name = &self.src[span.range()];
+        let decl = self
+            .local_params
+            .iter()
+            .rev()
+            .find(|p| &self.src[p.name.range()] == name)
+            .cloned();
+        CallOperand { span, decl }
+    }
+
     /// Records the callee and arguments of `call[.uni] [(ret),] f[, (args)][, proto];`
     /// from the tokens `start..end` after the opcode.
     fn call_site(&mut self, start: usize, end: usize) {
@@ -260,7 +274,7 @@ impl<'s> Walker<'s, '_, '_> {
         if toks.get(i).is_some_and(|t| punct(t, b"(")) {
             while i < toks.len() && !punct(&toks[i], b")") {
                 if toks[i].kind == TokenKind::Ident {
-                    rets.push(toks[i].span());
+                    rets.push(self.operand(toks[i].span()));
                 }
                 i += 1;
             }
@@ -278,7 +292,7 @@ impl<'s> Walker<'s, '_, '_> {
                     .iter()
                     .take_while(|t| !punct(t, b")"))
                     .filter(|t| t.kind == TokenKind::Ident)
-                    .map(|t| t.span()),
+                    .map(|t| self.operand(t.span())),
             );
         }
         self.calls.push(CallSite {
@@ -422,7 +436,6 @@ impl<'s> Walker<'s, '_, '_> {
             self.define(name, self.depth);
             if self.c.text(space) == b".param" {
                 self.local_params.push(LocalParam {
-                    item: self.item,
                     name: name.span(),
                     align,
                     space: space.span(),

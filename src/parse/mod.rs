@@ -145,7 +145,6 @@ fn parse_lexed(
         references: Vec::new(),
         locs,
         calls: Vec::new(),
-        local_params: Vec::new(),
         legacy_warp_op: None,
         aggregate_param_functions: Vec::new(),
     };
@@ -166,7 +165,6 @@ fn parse_lexed(
     module.references.shrink_to_fit();
     module.symbols.shrink_to_fit();
     module.calls.shrink_to_fit();
-    module.local_params.shrink_to_fit();
     module.locs.files.sort_by_key(|&(span, _)| span.lo);
     module.locs.attrs.sort_by_key(|span| span.lo);
     diagnostics.sort_by_key(|d| (d.span.lo, d.span.hi));

@@ -10,8 +10,8 @@ use rustc_hash::FxHashMap;
 use super::body::{walk_body, BodyCtx, BodyNames};
 use crate::diag::Diagnostic;
 use crate::ir::{
-    CallSite, Decl, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, LocalParam, Locs, Module,
-    RefKind, Reference, StateSpace, Symbol, SymbolId, SymbolKind,
+    CallSite, Decl, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, Locs, Module, RefKind,
+    Reference, StateSpace, Symbol, SymbolId, SymbolKind,
 };
 use crate::lexer::{lex_body, Lexed, Token, TokenKind};
 use crate::source::{FileId, Span};
@@ -136,7 +136,6 @@ pub(crate) fn resolve(
 ) {
     let mut locs = std::mem::take(&mut m.locs);
     let mut calls = Vec::new();
-    let mut local_params = Vec::new();
     let mut legacy_warp_op = None;
     let file = m.file;
     let mut symbols: Vec<Symbol> = Vec::new();
@@ -285,7 +284,6 @@ pub(crate) fn resolve(
     if let Some(first) = split.as_mut().and_then(|outs| outs.first_mut()) {
         refs = std::mem::take(&mut first.refs);
         calls = std::mem::take(&mut first.calls);
-        local_params = std::mem::take(&mut first.local_params);
     }
     for (i, item) in m.items.iter().enumerate() {
         let item_id = ItemId(i as u32);
@@ -355,7 +353,6 @@ pub(crate) fn resolve(
                         body_names: sections_refer.then_some(&mut body_names),
                         locs: &mut locs,
                         calls: &mut calls,
-                        local_params: &mut local_params,
                         legacy_warp_op: &mut legacy_warp_op,
                         errors,
                     };
@@ -370,7 +367,6 @@ pub(crate) fn resolve(
         let more = |f: fn(&BodiesOut) -> usize| outs.iter().map(f).sum::<usize>();
         refs.reserve_exact(more(|o| o.refs.len()));
         calls.reserve_exact(more(|o| o.calls.len()));
-        local_params.reserve_exact(more(|o| o.local_params.len()));
     }
     for out in split.into_iter().flatten() {
         refs.extend(out.refs);
@@ -378,7 +374,6 @@ pub(crate) fn resolve(
         locs.attrs.extend(out.locs.attrs);
         locs.directives.extend(out.locs.directives);
         calls.extend(out.calls);
-        local_params.extend(out.local_params);
         legacy_warp_op = legacy_warp_op.or(out.legacy_warp_op);
         errors.extend(out.errors);
         for (name, at) in out.body_names {
@@ -464,7 +459,6 @@ pub(crate) fn resolve(
     m.references = refs;
     m.locs = locs;
     m.calls = calls;
-    m.local_params = local_params;
     m.legacy_warp_op = legacy_warp_op;
 }
 
@@ -474,7 +468,6 @@ struct BodiesOut<'s> {
     refs: Vec<Reference>,
     locs: Locs,
     calls: Vec<CallSite>,
-    local_params: Vec<LocalParam>,
     legacy_warp_op: Option<Span>,
     errors: Vec<Diagnostic>,
     body_names: BodyNames<'s>,
@@ -536,7 +529,6 @@ fn walk_bodies_split<'s>(
                     body_names: sections_refer.then_some(&mut out.body_names),
                     locs: &mut out.locs,
                     calls: &mut out.calls,
-                    local_params: &mut out.local_params,
                     legacy_warp_op: &mut out.legacy_warp_op,
                     errors: &mut out.errors,
                 };

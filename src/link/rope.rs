@@ -86,7 +86,7 @@ struct Piece {
 }
 
 /// The output as pieces of the input modules' sources and of new text.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Rope {
     pieces: Vec<Piece>,
     /// New text (renamed identifiers, rendered header, separators).
@@ -130,6 +130,20 @@ impl Rope {
             let lo = self.arena.len() as u64;
             self.arena.extend_from_slice(chunk);
             self.push(ARENA, lo, chunk.len() as u32);
+        }
+    }
+
+    /// Appends each of `parts` (built separately, e.g. in parallel), in order, after
+    /// growing the arrays once to their total: grown as they are appended, the
+    /// piece array of a large link (megabytes) would be copied again and again,
+    /// each copy into memory touched for the first time.
+    pub fn append_all(&mut self, parts: Vec<Rope>) {
+        self.pieces
+            .reserve(parts.iter().map(|p| p.pieces.len()).sum::<usize>());
+        self.arena
+            .reserve(parts.iter().map(|p| p.arena.len()).sum::<usize>());
+        for part in parts {
+            self.append(part);
         }
     }
 
@@ -664,6 +678,25 @@ mod tests {
         let srcs = texts(&[b"0123"]);
         assert_eq!(a.to_vec(&srcs), b"x01yzx23yz");
         assert_eq!(a.len(), whole.len());
+        // Parts appended at once, with one that joins the rope's last piece and
+        // an empty one: as if appended one by one.
+        let mut all = Rope::new();
+        all.push_src(0, 0, 1);
+        let mut joining = Rope::new();
+        joining.push_src(0, 1, 3);
+        joining.push_bytes(b"q");
+        let mut other = Rope::new();
+        build(&mut other, 1);
+        let parts = vec![joining.clone(), Rope::new(), other.clone()];
+        let mut one_by_one = all.clone();
+        for p in parts.clone() {
+            one_by_one.append(p);
+        }
+        all.append_all(parts);
+        assert_eq!(all.pieces, one_by_one.pieces);
+        assert_eq!(all.arena, one_by_one.arena);
+        assert_eq!(all.to_vec(&srcs), b"012qx12yz");
+        assert_eq!(all.len(), 9);
     }
 
     #[test]

@@ -154,9 +154,6 @@ pub(crate) fn write(
             rope
         })
         .collect();
-    for part in prototypes.into_iter().chain(variables) {
-        w.out.append(part);
-    }
     // Definitions, in link order, with the module-scope pragmas between them; each
     // module's part is laid out in parallel.
     let definitions: Vec<Rope> = inputs
@@ -193,9 +190,8 @@ pub(crate) fn write(
             out
         })
         .collect();
-    for part in definitions {
-        w.out.append(part);
-    }
+    let parts = prototypes.into_iter().chain(variables).chain(definitions);
+    w.out.append_all(parts.collect());
     // `.alias` directives of the aliases that won, in output-symbol order: each
     // module's `.alias` items are found in parallel (most modules have none) and
     // named through an index of that module's symbols, instead of a serial pass over

@@ -737,29 +737,41 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
     }
     let result = link_job(job).and_then(|mut o| {
         let t = Stopwatch::start();
-        // Whether an input changed is checked while the output is written (one
-        // `stat` per input, thousands in a large link, in parallel), and before the
-        // output replaces anything: a changed input fails the link. The first
-        // changed input in command-line order is the one reported.
+        // Whether an input changed: one `stat` per input (thousands in a large
+        // link), in parallel; the first changed input in command-line order is the
+        // one reported, and it fails the link.
         let changed = std::sync::OnceLock::new();
-        let written = write_atomic_with(&job.output, &mut |w, file| {
-            rayon::in_place_scope(|s| {
-                s.spawn(|_| {
-                    let first = o
-                        .stamps
-                        .par_iter()
-                        .find_first(|(path, before)| stamp(path).1 != *before);
-                    if let Some((path, _)) = first {
-                        let _ = changed.set(path.clone());
-                    }
-                });
-                o.write_to(w, file)
-            })?;
-            match changed.get() {
-                Some(_) => Err(std::io::Error::other("an input changed")),
-                None => Ok(()),
+        let check = || {
+            let first = o
+                .stamps
+                .par_iter()
+                .find_first(|(path, before)| stamp(path).1 != *before);
+            if let Some((path, _)) = first {
+                let _ = changed.set(path.clone());
             }
-        });
+        };
+        // Standard output cannot be taken back: checked before anything is
+        // written. A file is checked while it is written, before it replaces
+        // anything.
+        let to_stdout = job.output == Path::new("-");
+        if to_stdout {
+            check();
+        }
+        let written = match changed.get() {
+            Some(_) => Ok(()),
+            None => write_atomic_with(&job.output, &mut |w, file| {
+                rayon::in_place_scope(|s| {
+                    if !to_stdout {
+                        s.spawn(|_| check());
+                    }
+                    o.write_to(w, file)
+                })?;
+                match changed.get() {
+                    Some(_) => Err(std::io::Error::other("an input changed")),
+                    None => Ok(()),
+                }
+            }),
+        };
         if let Some(path) = changed.get() {
             return Err(fail(format!(
                 "input {} changed while ptxld was linking it; run the link again",

@@ -396,6 +396,24 @@ fn input_changed_during_the_link_fails_it() {
             "error: input a.ptx changed while ptxld was linking it; run the link again",
         );
     }
+    // To standard output, which cannot be taken back: nothing is written.
+    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
+    let writer = hold_fifo(&fifo);
+    let child = spawn_ptxld_in(&d, &["-o", "-", "a.ptx", "b.fifo"]);
+    let child = await_open(child, &fifo);
+    {
+        use std::io::Write;
+        let mut a = std::fs::OpenOptions::new()
+            .append(true)
+            .open(d.join("a.ptx"))
+            .unwrap();
+        a.write_all(b".visible .global .u32 late = 2;\n").unwrap();
+    }
+    feed(writer, &module("b_var"));
+    let o = wait_output(child);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty(), "{} bytes written", o.stdout.len());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("input a.ptx changed"));
 }
 
 /// A ptxld linking `a.ptx` and the FIFO `b.fifo` in a new folder `name`, once it waits

@@ -366,12 +366,14 @@ fn fifo_with_a_connected_writer_is_read_fully() {
 #[test]
 fn input_changed_during_the_link_fails_it() {
     let d = dir("changed");
-    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
     let fifo = d.join("b.fifo");
     mkfifo(&fifo);
-    for change in [false, true] {
+    // Links `a.ptx` and the FIFO to `output`, appending to `a.ptx` (if `change`)
+    // once ptxld has read it.
+    let link = |output: &str, change: bool| {
+        std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
         let writer = hold_fifo(&fifo);
-        let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+        let child = spawn_ptxld_in(&d, &["-o", output, "a.ptx", "b.fifo"]);
         let child = await_open(child, &fifo);
         if change {
             use std::io::Write;
@@ -382,38 +384,19 @@ fn input_changed_during_the_link_fails_it() {
             a.write_all(b".visible .global .u32 late = 2;\n").unwrap();
         }
         feed(writer, &module("b_var"));
-        let o = wait_output(child);
-        let err = String::from_utf8_lossy(&o.stderr);
-        if !change {
-            // The control: the same link without the change succeeds.
-            assert!(o.status.success(), "{err}");
-            std::fs::remove_file(d.join("out.ptx")).unwrap();
-            continue;
-        }
-        failed_leaving_nothing(
-            &o,
-            &d,
-            "error: input a.ptx changed while ptxld was linking it; run the link again",
-        );
-    }
+        wait_output(child)
+    };
+    // The control: the same link without the change succeeds.
+    let o = link("out.ptx", false);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(d.join("out.ptx")).unwrap();
+    let message = "error: input a.ptx changed while ptxld was linking it; run the link again";
+    failed_leaving_nothing(&link("out.ptx", true), &d, message);
     // To standard output, which cannot be taken back: nothing is written.
-    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
-    let writer = hold_fifo(&fifo);
-    let child = spawn_ptxld_in(&d, &["-o", "-", "a.ptx", "b.fifo"]);
-    let child = await_open(child, &fifo);
-    {
-        use std::io::Write;
-        let mut a = std::fs::OpenOptions::new()
-            .append(true)
-            .open(d.join("a.ptx"))
-            .unwrap();
-        a.write_all(b".visible .global .u32 late = 2;\n").unwrap();
-    }
-    feed(writer, &module("b_var"));
-    let o = wait_output(child);
+    let o = link("-", true);
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty(), "{} bytes written", o.stdout.len());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("input a.ptx changed"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(message));
 }
 
 /// A ptxld linking `a.ptx` and the FIFO `b.fifo` in a new folder `name`, once it waits

@@ -112,13 +112,6 @@ impl KeptText {
     }
 }
 
-/// Whether the text of a `//:` comment is one of GCC's offloading map comments,
-/// `//:FUNC_MAP "name", ...` or `//:VAR_MAP "name"`, which name a kernel or variable
-/// and must follow its renaming.
-pub fn is_map_comment(text: &[u8]) -> bool {
-    text.starts_with(b"//:FUNC_MAP \"") || text.starts_with(b"//:VAR_MAP \"")
-}
-
 /// A `call` instruction with a named callee.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallSite {
@@ -750,16 +743,10 @@ impl Module {
                 _ => None,
             })
             .collect();
-        // Offloading map comments are written too; they may lie inside an item, even
-        // inside a kept header.
-        let maps = self
-            .map_comments
-            .iter()
-            .copied()
-            .filter(|c| is_map_comment(&src[c.range()]));
-        let before = spans.len();
-        spans.extend(maps);
-        if spans.len() > before {
+        // The `//:` comments, which the layout reads and writes the offloading map
+        // comments of; they may lie inside an item, even inside a kept header.
+        if !self.map_comments.is_empty() {
+            spans.extend_from_slice(&self.map_comments);
             spans.sort_by_key(|s| (s.lo, std::cmp::Reverse(s.hi)));
             let mut end = 0;
             spans.retain(|s| {

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::diag::Diagnostic;
-use crate::ir::{is_map_comment, ItemKind, KeptText, SymbolKind};
+use crate::ir::{ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
 use super::db::{ModSym, SymbolDb};
@@ -422,7 +422,7 @@ impl<'i> Writer<'i, '_> {
                     .kept
                     .slice(c)
                     .unwrap_or_else(|| &self.inputs.src(mi as u32)[c.range()]);
-                if !is_map_comment(text) {
+                if !(text.starts_with(b"//:FUNC_MAP \"") || text.starts_with(b"//:VAR_MAP \"")) {
                     continue;
                 }
                 let open = text.iter().position(|&b| b == b'"').unwrap_or(0) + 1;

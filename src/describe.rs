@@ -68,10 +68,7 @@ fn params(ps: &Option<Vec<Param>>) -> String {
     match ps {
         None => "-".to_string(),
         Some(ps) => {
-            let inner: Vec<String> = ps
-                .iter()
-                .map(|p| type_string(&p.spec, &p.decl.dims))
-                .collect();
+            let inner: Vec<String> = ps.iter().map(|p| type_string(&p.spec, &p.dims)).collect();
             format!("({})", inner.join(", "))
         }
     }

@@ -27,12 +27,12 @@ fn types_compatible(a: Type, b: Type) -> bool {
 }
 
 fn param_shape(p: &Param) -> (Type, u8, Option<u64>, bool) {
-    let count = p.decl.element_count();
+    let count = p.element_count();
     (
         p.spec.ty,
         p.spec.vector.unwrap_or(1),
         count,
-        !p.decl.dims.is_empty(),
+        !p.dims.is_empty(),
     )
 }
 

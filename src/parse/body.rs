@@ -78,7 +78,7 @@ pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl,
     // Parameters shadow module-scope names for the whole body.
     let sig = &func.signature;
     for p in sig.returns.iter().chain(sig.params.iter()).flatten() {
-        w.shadow(&src[p.decl.name.range()], 0);
+        w.shadow(&src[p.name.range()], 0);
     }
     // Labels are visible in the whole function, before and after their definition.
     // Inside a body, `name :` is always a label (PTX instructions have no `?:`).

@@ -205,7 +205,12 @@ pub(crate) fn param_list(c: &mut Cursor) -> PResult<Vec<Param>> {
         let spec = type_spec(c, Some(space))?;
         let decl = declarator(c, false)?;
         let span = start.to(c.after_prev());
-        params.push(Param { spec, decl, span });
+        params.push(Param {
+            spec,
+            name: decl.name,
+            dims: decl.dims.into_boxed_slice(),
+            span,
+        });
         if c.eat_punct(b")") {
             // Most lists hold one or two parameters; growth would leave room for four
             // (a third of the parsed IR of a large link was such slack).

@@ -233,7 +233,7 @@ fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
                         .iter()
                         .chain(sig.params.iter())
                         .flatten()
-                        .any(|p| p.spec.align.is_some() && !p.decl.dims.is_empty())
+                        .any(|p| p.spec.align.is_some() && !p.dims.is_empty())
                 }
                 _ => false,
             })

@@ -64,7 +64,7 @@ pub fn type_string(spec: &TypeSpec, dims: &[Option<u64>]) -> String {
     s
 }
 
-fn params(ps: &Option<Vec<Param>>) -> String {
+fn params(ps: &Option<Box<[Param]>>) -> String {
     match ps {
         None => "-".to_string(),
         Some(ps) => {

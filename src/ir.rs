@@ -585,9 +585,9 @@ pub struct FuncDirective {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
     /// Return parameters; `None` when no return list was written.
-    pub returns: Option<Vec<Param>>,
+    pub returns: Option<Box<[Param]>>,
     /// Parameters; `None` when no parameter list was written (GCC writes `f;`).
-    pub params: Option<Vec<Param>>,
+    pub params: Option<Box<[Param]>>,
 }
 
 /// A `.func` or `.entry` declaration or definition.

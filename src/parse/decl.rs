@@ -174,10 +174,10 @@ pub(crate) fn declarator(c: &mut Cursor, allow_init: bool) -> PResult<Declarator
 
 /// Parses a parenthesized parameter list `( .param .b32 a, .reg .u64 b )`.
 /// The cursor is at `(`.
-pub(crate) fn param_list(c: &mut Cursor) -> PResult<Vec<Param>> {
+pub(crate) fn param_list(c: &mut Cursor) -> PResult<Box<[Param]>> {
     c.expect_punct(b"(")?;
     if c.eat_punct(b")") {
-        return Ok(Vec::new());
+        return Ok(Box::default());
     }
     // Room for exactly the parameters the commas before the `)` announce: one
     // allocation per list, not a growth to four and a shrink (a list per function
@@ -213,9 +213,9 @@ pub(crate) fn param_list(c: &mut Cursor) -> PResult<Vec<Param>> {
         });
         if c.eat_punct(b")") {
             // Most lists hold one or two parameters; growth would leave room for four
-            // (a third of the parsed IR of a large link was such slack).
-            params.shrink_to_fit();
-            return Ok(params);
+            // (a third of the parsed IR of a large link was such slack). A boxed
+            // slice, not a vector: 8 bytes less in every signature.
+            return Ok(params.into_boxed_slice());
         }
         if !c.eat_punct(b",") {
             return Err(c.expected("`,` or `)` in parameter list"));

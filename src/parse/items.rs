@@ -495,7 +495,10 @@ fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
             ));
         }
     }
-    let mut declarators = Vec::new();
+    // Room for one: a variable item almost always declares a single name, and the
+    // first push of an empty vector makes room for four (2.7 MB of 80-byte
+    // declarators never used in the x1 benchmark link).
+    let mut declarators = Vec::with_capacity(1);
     loop {
         declarators.push(declarator(c, true)?);
         if !c.eat_punct(b",") {

@@ -208,49 +208,63 @@ fn interleaved(n: usize, runs: &[&dyn Fn() -> Duration]) -> Vec<(Duration, Durat
 fn report_cross(log: &mut String) {
     let ptxld = env!("CARGO_BIN_EXE_ptxld");
     let out = root().join("target/bench-cross-linked.ptx");
+    let cat_out = root().join("target/bench-cat.ptx");
+    let scales = [(1, 110), (2, 220), (4, 440)];
+    let sets: Vec<Vec<PathBuf>> = scales.iter().map(|&(_, r)| cross_corpus(r)).collect();
+    // A glob, not a list: one shell argument is limited to 128 KiB.
+    let cat_cmds: Vec<String> = sets
+        .iter()
+        .map(|files| {
+            format!(
+                "cat {}/*.ptx > {}",
+                files[0].parent().unwrap().display(),
+                cat_out.display()
+            )
+        })
+        .collect();
+    let link = |files: &[PathBuf], threads: Option<&str>| {
+        let mut c = Command::new(ptxld);
+        if let Some(j) = threads {
+            c.args(["-j", j]);
+        }
+        c.arg("-o").arg(&out).args(files).stdout(Stdio::null());
+        fresh(&out);
+        let t = Instant::now();
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        t.elapsed()
+    };
+    // Every command of every scale in each round (`cat` and ptxld of each set, and
+    // ptxld on one thread for x1): the scaling ratios compare medians taken over the
+    // same stretch of time, so a machine whose speed drifts (another tenant of the
+    // host; page reporting of a VM) slows x1 and x4 alike. Seven rounds: medians of
+    // five still moved by 10-20% from run to run on a busy 2-core machine.
+    let runs = 7;
+    let cats: Vec<_> = (0..scales.len())
+        .map(|i| {
+            let (cmd, out) = (&cat_cmds[i], &cat_out);
+            move || run_cat(cmd, out)
+        })
+        .collect();
+    let alls: Vec<_> = sets.iter().map(|f| move || link(f, None)).collect();
+    let one = || link(&sets[0], Some("1"));
+    let mut commands: Vec<&dyn Fn() -> Duration> = Vec::new();
+    for i in 0..scales.len() {
+        commands.push(&cats[i]);
+        commands.push(&alls[i]);
+    }
+    commands.push(&one);
+    let timed = interleaved(runs, &commands);
     let mut base = None;
-    for (scale, replicas) in [(1, 110), (2, 220), (4, 440)] {
-        let files = cross_corpus(replicas);
-        let bytes = total_size(&files);
-        let list: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
-        // A glob, not a list: one shell argument is limited to 128 KiB.
-        let cat_cmd = format!(
-            "cat {}/*.ptx > {}",
-            files[0].parent().unwrap().display(),
-            root().join("target/bench-cat.ptx").display()
-        );
-        let _ = &list;
-        // Five runs each: the medians of three spread too much on a busy 2-core machine.
-        let runs = 5;
-        let cat_out = root().join("target/bench-cat.ptx");
-        let link = |threads: Option<&str>| {
-            let mut c = Command::new(ptxld);
-            if let Some(j) = threads {
-                c.args(["-j", j]);
-            }
-            c.arg("-o").arg(&out).args(&files).stdout(Stdio::null());
-            fresh(&out);
-            let t = Instant::now();
-            let o = c.output().unwrap();
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            t.elapsed()
-        };
-        // `cat`, ptxld and (for x1) ptxld on one thread, in rounds.
-        let cat = || run_cat(&cat_cmd, &cat_out);
-        let all = || link(None);
-        let one = || link(Some("1"));
-        let timed = if scale == 1 {
-            interleaved(runs, &[&cat, &all, &one])
-        } else {
-            interleaved(runs, &[&cat, &all])
-        };
-        let ((cat_min, cat_med), (min, med)) = (timed[0], timed[1]);
+    for (i, (&(scale, _), files)) in scales.iter().zip(&sets).enumerate() {
+        let bytes = total_size(files);
+        let ((cat_min, cat_med), (min, med)) = (timed[2 * i], timed[2 * i + 1]);
         fresh(&out);
         let stats = Command::new(ptxld)
             .arg("--stats")
             .arg("-o")
             .arg(&out)
-            .args(&files)
+            .args(files)
             .output()
             .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
             .unwrap_or_default();
@@ -286,7 +300,7 @@ fn report_cross(log: &mut String) {
                     log.push('\n');
                 }
                 let all = std::fs::read(&out).unwrap();
-                link(Some("1"));
+                link(files, Some("1"));
                 let same = std::fs::read(&out).unwrap() == all;
                 let l = format!(
                     "  output with 1 thread and with all threads: {}",
@@ -295,7 +309,7 @@ fn report_cross(log: &mut String) {
                 println!("{l}");
                 log.push_str(&l);
                 log.push('\n');
-                let one = timed[2].1;
+                let one = timed[2 * scales.len()].1;
                 let line = format!(
                     "  threads: 1 thread median {:.0} ms, all threads {:.0} ms = {:.2}x faster",
                     one.as_secs_f64() * 1e3,

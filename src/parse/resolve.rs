@@ -98,12 +98,24 @@ pub(crate) struct DeferredBodies<'d> {
     pub split: usize,
 }
 
+thread_local! {
+    /// Each thread's arrays for lexing bodies, reused from module to module: grown
+    /// afresh for each module, they were a tenth of a link's first touches of memory.
+    static BODY_LEXED: std::cell::Cell<Lexed> = std::cell::Cell::new(Lexed::default());
+}
+
+impl Drop for DeferredBodies<'_> {
+    fn drop(&mut self) {
+        BODY_LEXED.set(std::mem::take(&mut self.lexed));
+    }
+}
+
 impl<'d> DeferredBodies<'d> {
     pub fn new(opens: &'d [u32]) -> Self {
         DeferredBodies {
             opens,
             next: 0,
-            lexed: Lexed::default(),
+            lexed: BODY_LEXED.take(),
             again: None,
             exact: true,
             map_comments: Vec::new(),
@@ -577,7 +589,7 @@ fn walk_bodies_split<'s>(
                 walk_body(&mut cx, item, f, toks);
             }
             out.exact = deferred.exact;
-            out.map_comments = deferred.map_comments;
+            out.map_comments = std::mem::take(&mut deferred.map_comments);
             out
         })
         .collect()

@@ -85,10 +85,78 @@ struct Piece {
     lo: u64,
 }
 
+/// The pieces of a rope, in order, in chunks: a rope appended to another keeps its
+/// array as it was built instead of being copied into one array with the rest.
+/// A large link's parts hold hundreds of thousands of pieces; the one array
+/// they were copied into was 16 MB of memory touched for the first time at x4
+/// (docs/performance.md). No chunk is empty.
+#[derive(Clone, Debug, Default)]
+struct Pieces {
+    chunks: Vec<Vec<Piece>>,
+    /// The index of each chunk's first piece among all the pieces.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl PartialEq for Pieces {
+    /// The same pieces, however they are chunked.
+    fn eq(&self, other: &Pieces) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Pieces {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Piece> {
+        self.chunks.last_mut().and_then(|c| c.last_mut())
+    }
+
+    fn push(&mut self, p: Piece) {
+        match self.chunks.last_mut() {
+            Some(c) => {
+                c.push(p);
+                self.len += 1;
+            }
+            None => {
+                let mut c = Vec::with_capacity(4);
+                c.push(p);
+                self.push_chunk(c);
+            }
+        }
+    }
+
+    /// Appends `chunk` as a chunk of its own (nothing if it is empty).
+    fn push_chunk(&mut self, chunk: Vec<Piece>) {
+        if chunk.is_empty() {
+            return;
+        }
+        self.starts.push(self.len);
+        self.len += chunk.len();
+        self.chunks.push(chunk);
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Piece> {
+        self.chunks.iter().flatten()
+    }
+
+    /// Pieces `lo..hi` (indices among all the pieces).
+    fn range(&self, lo: usize, hi: usize) -> impl Iterator<Item = &Piece> {
+        let first = self.starts.partition_point(|&s| s <= lo).saturating_sub(1);
+        self.chunks[first..]
+            .iter()
+            .zip(&self.starts[first..])
+            .take_while(move |&(_, &s)| s < hi)
+            .flat_map(move |(c, &s)| &c[lo.max(s) - s..hi.min(s + c.len()) - s])
+    }
+}
+
 /// The output as pieces of the input modules' sources and of new text.
 #[derive(Clone, Debug, Default)]
 pub struct Rope {
-    pieces: Vec<Piece>,
+    pieces: Pieces,
     /// New text (renamed identifiers, rendered header, separators).
     arena: Vec<u8>,
     len: u64,
@@ -138,8 +206,9 @@ impl Rope {
     /// piece array of a large link (megabytes) would be copied again and again,
     /// each copy into memory touched for the first time.
     pub fn append_all(&mut self, parts: Vec<Rope>) {
-        self.pieces
-            .reserve(parts.iter().map(|p| p.pieces.len()).sum::<usize>());
+        let chunks = parts.iter().map(|p| p.pieces.chunks.len()).sum::<usize>();
+        self.pieces.chunks.reserve(chunks);
+        self.pieces.starts.reserve(chunks);
         self.arena
             .reserve(parts.iter().map(|p| p.arena.len()).sum::<usize>());
         for part in parts {
@@ -151,17 +220,26 @@ impl Rope {
     pub fn append(&mut self, other: Rope) {
         let base = self.arena.len() as u64;
         self.arena.extend_from_slice(&other.arena);
-        let moved = |p: Piece| Piece {
-            lo: if p.src == ARENA { p.lo + base } else { p.lo },
-            ..p
+        let rebased = |mut chunk: Vec<Piece>| {
+            for p in chunk.iter_mut().filter(|p| p.src == ARENA) {
+                p.lo += base;
+            }
+            chunk
         };
-        let mut rest = other.pieces.into_iter();
+        let mut chunks = other.pieces.chunks.into_iter().map(rebased);
+        let Some(mut first) = chunks.next() else {
+            return;
+        };
+        self.len += other.len;
         // Only the first piece can join the last one here: `other`'s own pieces were
-        // joined as it was built.
-        if let Some(first) = rest.next().map(moved) {
-            self.push(first.src, first.lo, first.len);
-            self.len += other.len - u64::from(first.len);
-            self.pieces.extend(rest.map(moved));
+        // joined as it was built. A chunk is a module's part, so taking its first
+        // piece out moves a few hundred bytes at most.
+        if self.joined(first[0].src, first[0].lo, first[0].len) {
+            first.remove(0);
+        }
+        self.pieces.push_chunk(first);
+        for chunk in chunks {
+            self.pieces.push_chunk(chunk);
         }
     }
 
@@ -170,17 +248,28 @@ impl Rope {
             return;
         }
         self.len += u64::from(len);
-        // Consecutive ranges of one source are one piece (most items are spliced
-        // from a single contiguous span).
-        if let Some(last) = self.pieces.last_mut() {
-            if last.src == src && last.lo + u64::from(last.len) == lo {
-                if let Some(n) = last.len.checked_add(len) {
-                    last.len = n;
-                    return;
-                }
-            }
+        if !self.joined(src, lo, len) {
+            self.pieces.push(Piece { src, len, lo });
         }
-        self.pieces.push(Piece { src, len, lo });
+    }
+
+    /// Extends the last piece by `len` bytes of `src` from `lo` if they follow it:
+    /// consecutive ranges of one source are one piece (most items are spliced from
+    /// a single contiguous span).
+    fn joined(&mut self, src: u32, lo: u64, len: u32) -> bool {
+        let Some(last) = self.pieces.last_mut() else {
+            return false;
+        };
+        if last.src != src || last.lo + u64::from(last.len) != lo {
+            return false;
+        }
+        match last.len.checked_add(len) {
+            Some(n) => {
+                last.len = n;
+                true
+            }
+            None => false,
+        }
     }
 
     fn slice<'a>(&'a self, p: &Piece, srcs: &[ModuleText<'a>]) -> &'a [u8] {
@@ -196,7 +285,7 @@ impl Rope {
     /// what module `m`'s pieces refer to.
     pub fn to_vec(&self, srcs: &[ModuleText<'_>]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len as usize);
-        for p in &self.pieces {
+        for p in self.pieces.iter() {
             out.extend_from_slice(self.slice(p, srcs));
         }
         out
@@ -216,14 +305,14 @@ impl Rope {
         let mut copy = Copier { out, works: true };
         let runs = self.runs(srcs, copy.out.is_some());
         let first = runs.first().map_or(self.pieces.len(), |r| r.start);
-        self.write_pieces(&self.pieces[..first], &[], &[], srcs, w, &mut copy)?;
+        self.write_pieces(self.pieces.range(0, first), &[], &[], srcs, w, &mut copy)?;
         Reader::scope(&runs, srcs, BATCH_BYTES, |reader| {
             // A batch of runs never waits for a run that would take it over the
             // batch size: the reader then holds back nothing the writer needs (its
             // read-ahead is bounded by bytes in flight).
             while let Some(batch) = reader.next_batch() {
                 let end = runs.get(batch.end).map_or(self.pieces.len(), |r| r.start);
-                let pieces = &self.pieces[runs[batch.start].start..end];
+                let pieces = self.pieces.range(runs[batch.start].start, end);
                 let batch_runs = &runs[batch.start..batch.end];
                 self.write_pieces(pieces, batch_runs, &batch.texts, srcs, w, &mut copy)?;
                 reader.done(&batch);
@@ -235,9 +324,9 @@ impl Rope {
     /// Writes `pieces`: those of each of `runs` (whose pieces they are, in order)
     /// from its text when it was read, and the pieces the kernel copies
     /// ([`Rope::copied`]) through `copy`.
-    fn write_pieces(
+    fn write_pieces<'p>(
         &self,
-        pieces: &[Piece],
+        pieces: impl Iterator<Item = &'p Piece>,
         runs: &[Run],
         texts: &[RunText],
         srcs: &[ModuleText<'_>],
@@ -249,7 +338,7 @@ impl Rope {
         let mut out = Gather::default();
         // The run whose pieces these are: the last one starting at or before them.
         let mut run = 0;
-        for (i, p) in pieces.iter().enumerate() {
+        for (i, p) in pieces.enumerate() {
             while runs.get(run + 1).is_some_and(|r| r.start <= offset + i) {
                 run += 1;
             }
@@ -609,19 +698,44 @@ mod tests {
             .collect();
         let mut r = Rope::new();
         let mut pieces = 0;
+        let mut parts = Vec::new();
         for round in 0..40u32 {
+            let mut part = Rope::new();
             for m in 0..3u32 {
                 let lo = round * 20_000;
-                r.push_src(m, lo, lo + 30); // short: gathered
-                r.push_bytes(b"\n");
-                r.push_src(m, lo + 100, lo + 10_100 + round * 500); // long: a slice
-                r.push_bytes(format!("<{round}>").as_bytes());
+                for r in [&mut r, &mut part] {
+                    r.push_src(m, lo, lo + 30); // short: gathered
+                    r.push_bytes(b"\n");
+                    r.push_src(m, lo + 100, lo + 10_100 + round * 500); // long: a slice
+                    r.push_bytes(format!("<{round}>").as_bytes());
+                }
                 pieces += 4;
             }
+            parts.push(part);
         }
         let want = r.to_vec(&srcs);
         assert!(r.runs(&srcs, false).len() >= 100 && want.len() as u64 > 2 * BATCH_BYTES);
-        for threads in [1, 2] {
+        // The same rope from parts, as the layout appends modules: the pieces stay
+        // in the parts' arrays, and runs and batches reach across them.
+        let mut chunked = Rope::new();
+        chunked.append_all(parts);
+        assert_eq!(chunked.pieces.chunks.len(), 40);
+        assert!(chunked.pieces == r.pieces && chunked.to_vec(&srcs) == want);
+        let flat: Vec<Piece> = r.pieces.iter().copied().collect();
+        let n = flat.len();
+        for (lo, hi) in [
+            (0, 0),
+            (0, 5),
+            (11, 12),
+            (11, 13),
+            (3, 170),
+            (12, n),
+            (n, n),
+        ] {
+            let range: Vec<Piece> = chunked.pieces.range(lo, hi).copied().collect();
+            assert_eq!(range, flat[lo..hi], "{lo}..{hi}");
+        }
+        for (threads, r) in [(1, &r), (2, &r), (1, &chunked), (2, &chunked)] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
             let mut out = Counting {
                 out: Vec::new(),

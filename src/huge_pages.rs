@@ -14,7 +14,7 @@
 //! once more (`/proc/self/exe`, same arguments) with the tunable added to
 //! `GLIBC_TUNABLES`, before it forks or starts any thread. That costs about 1.5 ms,
 //! so it is done only for a link whose named input files add up to
-//! [`MIN_INPUT_BYTES`]. The executed process puts `GLIBC_TUNABLES` back as it was, so
+//! [`MIN_INPUT_BYTES`], judged from the sizes of the first few. The executed process puts `GLIBC_TUNABLES` back as it was, so
 //! nothing it starts inherits the change. `PTXLD_HUGE_PAGES=0` turns all of this off;
 //! it is also off where the kernel gives huge pages to every large mapping anyway
 //! (`always`) or to none (`never`), and where the tunable is already set.
@@ -125,12 +125,31 @@ fn kernel_needs_asking() -> bool {
 }
 
 /// True if the files among `inputs` add up to [`MIN_INPUT_BYTES`] (looking at the
-/// first [`MAX_STATS`] of them).
+/// first [`MAX_STATS`] of them), or if the first [`SAMPLE`] of them, as many times
+/// over as there are inputs, would.
 fn large(inputs: &[PathBuf]) -> bool {
-    let mut total = 0;
-    for path in inputs.iter().take(MAX_STATS) {
-        total += std::fs::metadata(path).map_or(0, |m| m.len());
-        if total >= MIN_INPUT_BYTES {
+    large_by(
+        inputs.len(),
+        inputs
+            .iter()
+            .map(|path| std::fs::metadata(path).map_or(0, |m| m.len())),
+    )
+}
+
+/// How many inputs are enough to judge a link's size by: a link of thousands of
+/// modules took 360 `stat` calls (about 3 ms, before anything else could start)
+/// to add up to [`MIN_INPUT_BYTES`].
+const SAMPLE: usize = 16;
+
+/// [`large`] for `count` inputs of the given sizes (read lazily, in order).
+fn large_by(count: usize, sizes: impl Iterator<Item = u64>) -> bool {
+    let mut total = 0u64;
+    for (i, size) in sizes.take(MAX_STATS).enumerate() {
+        total += size;
+        let seen = i as u64 + 1;
+        if total >= MIN_INPUT_BYTES
+            || (seen >= SAMPLE as u64 && total / seen * count as u64 >= MIN_INPUT_BYTES)
+        {
             return true;
         }
     }
@@ -158,6 +177,33 @@ mod tests {
             }
             assert_eq!(previous(std::ffi::OsStr::new(&marker)), old, "{marker:?}");
         }
+    }
+
+    /// A link is large by its total, or by a sample of its first inputs; sizes past
+    /// the point of deciding are never asked for.
+    #[test]
+    fn a_link_is_judged_large_by_its_first_inputs() {
+        let mb = 1 << 20;
+        let asked = std::cell::Cell::new(0);
+        let sizes = |list: Vec<u64>| {
+            asked.set(0);
+            list.into_iter().inspect(|_| asked.set(asked.get() + 1))
+        };
+        // 2,310 modules of 45 KB: decided after the sample.
+        assert!(large_by(2310, sizes(vec![45 << 10; 2310])));
+        assert_eq!(asked.get(), SAMPLE);
+        // One big file.
+        assert!(large_by(1, sizes(vec![20 * mb])));
+        // Fifteen small files: 15 MB in all, not large.
+        assert!(!large_by(15, sizes(vec![mb; 15])));
+        assert_eq!(asked.get(), 15);
+        // Small first files, a large one later: added up until it is reached.
+        let mut late = vec![1 << 10; 100];
+        late[60] = 16 * mb;
+        assert!(large_by(100, sizes(late)));
+        assert_eq!(asked.get(), 61);
+        // Many tiny files, 100 KB in all.
+        assert!(!large_by(100, sizes(vec![1 << 10; 100])));
     }
 
     #[test]

@@ -70,6 +70,9 @@ struct Resolver<'i, 'a> {
     inputs: &'i Inputs<'a>,
     db: &'i SymbolDb<'a>,
     part: Part,
+    /// The entries of the name being resolved, reused from name to name (one
+    /// array per name was a fifth of a large link's allocations).
+    entries: Vec<Entry>,
 }
 
 /// What resolving one part found; output symbols are numbered from 0 in the part.
@@ -92,6 +95,7 @@ pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<
         inputs,
         db,
         part: Part::default(),
+        entries: Vec::new(),
     };
     let globals = db.globals.names.par_chunks(GLOBALS_PER_TASK).map(|names| {
         let mut r = resolver();
@@ -198,7 +202,14 @@ impl<'a> Resolver<'_, 'a> {
     }
 
     fn global(&mut self, name: &[u8], symbols: &[ModSym]) {
-        let entries: Vec<Entry> = symbols.iter().map(|&s| self.entry(s)).collect();
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.clear();
+        entries.extend(symbols.iter().map(|&s| self.entry(s)));
+        self.global_entries(name, &entries);
+        self.entries = entries;
+    }
+
+    fn global_entries(&mut self, name: &[u8], entries: &[Entry]) {
         let shown = Shown(name);
         // One kind per name.
         let first = &entries[0];
@@ -222,9 +233,9 @@ impl<'a> Resolver<'_, 'a> {
             return;
         }
         if first.kind == SymbolKind::Variable {
-            self.global_variable(shown, &entries);
+            self.global_variable(shown, entries);
         } else {
-            self.global_function(name, shown, &entries);
+            self.global_function(name, shown, entries);
         }
     }
 
@@ -318,20 +329,18 @@ impl<'a> Resolver<'_, 'a> {
                 ok = false;
             }
         }
-        let strong: Vec<&Entry> = entries
-            .iter()
-            .filter(|e| e.defined && e.linkage != Linkage::Weak)
-            .collect();
-        if strong.len() > 1 {
+        let is_strong = |e: &&Entry| e.defined && e.linkage != Linkage::Weak;
+        if entries.iter().filter(is_strong).nth(1).is_some() {
+            let strong: Vec<&Entry> = entries.iter().filter(is_strong).collect();
             self.duplicate(shown, &strong);
             return;
         }
         if !ok {
             return;
         }
-        let winner = strong
-            .first()
-            .copied()
+        let winner = entries
+            .iter()
+            .find(is_strong)
             .or_else(|| entries.iter().find(|e| e.defined));
         let Some(winner) = winner else {
             let system = SYSTEM_CALLS.iter().any(|s| s.as_bytes() == name);

@@ -125,7 +125,8 @@ pub fn describe(m: &Module, f: &SourceFile) -> String {
             let _ = write!(out, " alias-of {}", text(f, m.symbol(target).name));
         }
         // The type of the first declaration.
-        if let Some(d) = s.decls.first() {
+        {
+            let d = s.decls.first();
             match &m.item(d.item).kind {
                 ItemKind::Variable(v) if s.kind == SymbolKind::Variable => {
                     let decl = &v.declarators[d.declarator as usize];

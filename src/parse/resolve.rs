@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use super::body::{walk_body, BodyCtx, BodyNames};
 use crate::diag::Diagnostic;
 use crate::ir::{
-    CallSite, Decl, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, Locs, Module, RefKind,
+    CallSite, Decl, Decls, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, Locs, Module, RefKind,
     Reference, StateSpace, Symbol, SymbolId, SymbolKind,
 };
 use crate::lexer::{lex_body, Lexed, Token, TokenKind};
@@ -215,7 +215,7 @@ pub(crate) fn resolve(
                     kind,
                     linkage,
                     space,
-                    decls: vec![decl],
+                    decls: Decls::new(decl),
                     aliasee: None,
                 });
             }
@@ -456,12 +456,12 @@ pub(crate) fn resolve(
                     kind: SymbolKind::BodyName,
                     linkage: Linkage::Local,
                     space: None,
-                    decls: vec![Decl {
+                    decls: Decls::new(Decl {
                         item: func,
                         name: label,
                         declarator: 0,
                         is_definition: true,
-                    }],
+                    }),
                     aliasee: None,
                 });
                 body_name_symbols.insert(text, id);

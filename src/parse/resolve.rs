@@ -195,8 +195,11 @@ pub(crate) fn resolve(
     let mut calls = Vec::new();
     let mut legacy_warp_op = None;
     let file = m.file;
-    let mut symbols: Vec<Symbol> = Vec::new();
-    let mut map: FxHashMap<&[u8], SymbolId> = FxHashMap::default();
+    // About one symbol per item (functions, most variables): sized once rather
+    // than grown by doubling, each step a copy.
+    let mut symbols: Vec<Symbol> = Vec::with_capacity(m.items.len());
+    let mut map: FxHashMap<&[u8], SymbolId> =
+        FxHashMap::with_capacity_and_hasher(m.items.len(), Default::default());
 
     // 1. Declarations.
     let mut declare = |symbols: &mut Vec<Symbol>,

@@ -64,7 +64,7 @@ pub fn type_string(spec: &TypeSpec, dims: &[Option<u64>]) -> String {
     s
 }
 
-fn params(ps: &Option<Box<[Param]>>) -> String {
+fn params(ps: Option<&[Param]>) -> String {
     match ps {
         None => "-".to_string(),
         Some(ps) => {
@@ -75,7 +75,7 @@ fn params(ps: &Option<Box<[Param]>>) -> String {
 }
 
 fn signature(sig: &Signature) -> String {
-    format!("{} {}", params(&sig.returns), params(&sig.params))
+    format!("{} {}", params(sig.returns()), params(sig.params()))
 }
 
 /// Lists header, symbols and references of `m`.

@@ -155,11 +155,11 @@ pub(crate) fn findings<'s>(m: &Module, src: &dyn Fn() -> &'s [u8]) -> Vec<Diagno
                 let name = || String::from_utf8_lossy(&src()[f.name.range()]).into_owned();
                 let sig = &f.signature;
                 if f.kind == FuncKind::Func {
-                    for (i, p) in sig.returns.iter().flatten().enumerate() {
+                    for (i, p) in sig.returns().into_iter().flatten().enumerate() {
                         let which = || format!("return value {}", i + 1);
                         check_param(m, &name, &which, p, &mut out);
                     }
-                    for (i, p) in sig.params.iter().flatten().enumerate() {
+                    for (i, p) in sig.params().into_iter().flatten().enumerate() {
                         let which = || format!("parameter {}", i + 1);
                         check_param(m, &name, &which, p, &mut out);
                     }
@@ -177,7 +177,7 @@ pub(crate) fn findings<'s>(m: &Module, src: &dyn Fn() -> &'s [u8]) -> Vec<Diagno
                         }
                     }
                 } else {
-                    for p in sig.params.iter().flatten() {
+                    for p in sig.params().into_iter().flatten() {
                         let want = if bits == 64 { 64 } else { 32 };
                         if p.spec.ptr.is_some() && p.spec.ty.bits != want {
                             out.push(warn(

@@ -229,14 +229,8 @@ fn float_vs_bits(inputs: &Inputs, a: ModSym, b: ModSym) -> bool {
     let (Some(x), Some(y)) = (sig(a), sig(b)) else {
         return false;
     };
-    let params = |s: &crate::ir::Signature| {
-        s.returns
-            .iter()
-            .flatten()
-            .chain(s.params.iter().flatten())
-            .map(|p| p.spec.ty.class)
-            .collect::<Vec<_>>()
-    };
+    let params =
+        |s: &crate::ir::Signature| s.all().iter().map(|p| p.spec.ty.class).collect::<Vec<_>>();
     params(x).into_iter().zip(params(y)).any(|(p, q)| {
         matches!(
             (p, q),

@@ -67,10 +67,10 @@ fn param_mismatch(a: &Param, b: &Param) -> Option<&'static str> {
 /// Why two prototypes do not match, if they do not: `None` when compatible.
 pub(crate) fn signature_mismatch(a: &Signature, b: &Signature) -> Option<String> {
     let none: &[Param] = &[];
-    let ra = a.returns.as_deref().unwrap_or(none);
-    let rb = b.returns.as_deref().unwrap_or(none);
-    let pa = a.params.as_deref().unwrap_or(none);
-    let pb = b.params.as_deref().unwrap_or(none);
+    let ra = a.returns().unwrap_or(none);
+    let rb = b.returns().unwrap_or(none);
+    let pa = a.params().unwrap_or(none);
+    let pb = b.params().unwrap_or(none);
     if ra.len() != rb.len() {
         return Some(if ra.is_empty() || rb.is_empty() {
             "one returns a value and the other does not".to_string()

@@ -93,8 +93,8 @@ fn uses_textures(m: &Module) -> bool {
         crate::ir::ItemKind::Variable(v) => v.spec.ty.is_opaque(),
         crate::ir::ItemKind::Function(f) => f
             .signature
-            .params
-            .iter()
+            .params()
+            .into_iter()
             .flatten()
             .any(|p| p.spec.ty.is_opaque()),
         _ => false,

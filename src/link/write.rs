@@ -390,8 +390,8 @@ impl<'i> Writer<'i, '_> {
                 continue;
             };
             let none: &[crate::ir::Param] = &[];
-            let rets = f.signature.returns.as_deref().unwrap_or(none);
-            let params = f.signature.params.as_deref().unwrap_or(none);
+            let rets = f.signature.returns().unwrap_or(none);
+            let params = f.signature.params().unwrap_or(none);
             let pairs = call
                 .rets
                 .iter()

@@ -76,8 +76,7 @@ pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl,
         legacy_warp_op: cx.legacy_warp_op,
     };
     // Parameters shadow module-scope names for the whole body.
-    let sig = &func.signature;
-    for p in sig.returns.iter().chain(sig.params.iter()).flatten() {
+    for p in func.signature.all() {
         w.shadow(&src[p.name.range()], 0);
     }
     // Labels are visible in the whole function, before and after their definition.

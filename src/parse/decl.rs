@@ -172,22 +172,13 @@ pub(crate) fn declarator(c: &mut Cursor, allow_init: bool) -> PResult<Declarator
     })
 }
 
-/// Parses a parenthesized parameter list `( .param .b32 a, .reg .u64 b )`.
-/// The cursor is at `(`.
-pub(crate) fn param_list(c: &mut Cursor) -> PResult<Box<[Param]>> {
+/// Parses a parenthesized parameter list `( .param .b32 a, .reg .u64 b )` onto
+/// the end of `params`. The cursor is at `(`.
+pub(crate) fn param_list(c: &mut Cursor, params: &mut Vec<Param>) -> PResult<()> {
     c.expect_punct(b"(")?;
     if c.eat_punct(b")") {
-        return Ok(Box::default());
+        return Ok(());
     }
-    // Room for exactly the parameters the commas before the `)` announce: one
-    // allocation per list, not a growth to four and a shrink (a list per function
-    // declaration adds up to a noticeable share of parsing).
-    let count = c.toks[c.pos..c.end]
-        .iter()
-        .take_while(|&&t| !c.is_punct(t, b")"))
-        .filter(|&&t| c.is_punct(t, b","))
-        .count();
-    let mut params = Vec::with_capacity(count + 1);
     loop {
         let start = c.here();
         let space = match c.peek() {
@@ -212,10 +203,7 @@ pub(crate) fn param_list(c: &mut Cursor) -> PResult<Box<[Param]>> {
             span,
         });
         if c.eat_punct(b")") {
-            // Most lists hold one or two parameters; growth would leave room for four
-            // (a third of the parsed IR of a large link was such slack). A boxed
-            // slice, not a vector: 8 bytes less in every signature.
-            return Ok(params.into_boxed_slice());
+            return Ok(());
         }
         if !c.eat_punct(b",") {
             return Err(c.expected("`,` or `)` in parameter list"));

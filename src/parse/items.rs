@@ -5,7 +5,7 @@ use super::decl::{declarator, param_list, type_spec};
 use super::expr::expr;
 use crate::ir::{
     Arch, Body, FileDirective, FuncDecl, FuncDirective, FuncKind, Header, Item, ItemKind, Linkage,
-    Locs, Section, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl, Version,
+    Locs, Param, Section, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl, Version,
 };
 use crate::lexer::TokenKind;
 use crate::source::Span;
@@ -513,17 +513,44 @@ fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
     }))
 }
 
+thread_local! {
+    /// Each thread's array for the parameters of the function being parsed.
+    static PARAMS: std::cell::Cell<Vec<Param>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The return list (for a `.func`), the name and the parameter list of a function.
+fn signature(c: &mut Cursor, kind: FuncKind) -> PResult<(Span, Signature)> {
+    // Both lists are parsed into this thread's array, then moved into one exactly
+    // sized array: most lists hold one or two parameters, and growing an array of
+    // its own for each list left room for four (a third of the parsed IR of a large
+    // link was such slack) and cost an allocation per list.
+    let mut list = PARAMS.take();
+    list.clear();
+    let mut parse = |list: &mut Vec<Param>| {
+        let mut returns = None;
+        if kind == FuncKind::Func && c.at_punct(b"(") {
+            param_list(c, list)?;
+            returns = Some(list.len() as u32);
+        }
+        let name = c.expect_ident("a function name")?.span();
+        let has_params = c.at_punct(b"(");
+        if has_params {
+            param_list(c, list)?;
+        }
+        Ok((name, returns, has_params))
+    };
+    let parsed = parse(&mut list);
+    let sig = parsed.map(|(name, returns, has_params)| {
+        let sig = Signature::from_list(list.drain(..).collect(), returns, has_params);
+        (name, sig)
+    });
+    PARAMS.set(list);
+    sig
+}
+
 fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKind> {
     c.bump();
-    let mut returns = None;
-    if kind == FuncKind::Func && c.at_punct(b"(") {
-        returns = Some(param_list(c)?);
-    }
-    let name = c.expect_ident("a function name")?.span();
-    let mut params = None;
-    if c.at_punct(b"(") {
-        params = Some(param_list(c)?);
-    }
+    let (name, signature) = signature(c, kind)?;
     let header_end = c.after_prev().hi;
     let mut directives = Vec::new();
     loop {
@@ -618,7 +645,7 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
         linkage,
         kind,
         name,
-        signature: Signature { returns, params },
+        signature,
         directives,
         body,
         header_end,

@@ -227,14 +227,11 @@ fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
         .filter(|(_, s)| s.kind == crate::ir::SymbolKind::Function)
         .filter(|(_, s)| {
             s.definition().is_some_and(|d| match &m.item(d.item).kind {
-                crate::ir::ItemKind::Function(f) => {
-                    let sig = &f.signature;
-                    sig.returns
-                        .iter()
-                        .chain(sig.params.iter())
-                        .flatten()
-                        .any(|p| p.spec.align.is_some() && !p.dims.is_empty())
-                }
+                crate::ir::ItemKind::Function(f) => f
+                    .signature
+                    .all()
+                    .iter()
+                    .any(|p| p.spec.align.is_some() && !p.dims.is_empty()),
                 _ => false,
             })
         })

@@ -191,10 +191,8 @@ pub(crate) fn write(
         })
         .collect();
     // The header and `.file` lines so far; what follows the definitions (aliases,
-    // DWARF, map comments) is laid out as one more part. All parts are appended
-    // last, into arrays grown once: a piece pushed after that would copy the whole
-    // piece array again, into memory touched for the first time (19 MB for the x4
-    // benchmark link; 5-38 ms).
+    // DWARF, map comments) is laid out as one more part, and all parts are appended
+    // last, each keeping its piece array (`Rope::append_all`).
     let mut out = std::mem::take(&mut w.out);
     // `.alias` directives of the aliases that won, in output-symbol order: each
     // module's `.alias` items are found in parallel (most modules have none) and

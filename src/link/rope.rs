@@ -201,10 +201,9 @@ impl Rope {
         }
     }
 
-    /// Appends each of `parts` (built separately, e.g. in parallel), in order, after
-    /// growing the arrays once to their total: grown as they are appended, the
-    /// piece array of a large link (megabytes) would be copied again and again,
-    /// each copy into memory touched for the first time.
+    /// Appends each of `parts` (built separately, e.g. in parallel), in order. Their
+    /// piece arrays become chunks of this rope's; the new text is copied into one
+    /// arena grown once to its total.
     pub fn append_all(&mut self, parts: Vec<Rope>) {
         let chunks = parts.iter().map(|p| p.pieces.chunks.len()).sum::<usize>();
         self.pieces.chunks.reserve(chunks);

@@ -74,6 +74,10 @@ const SLICES_PER_WRITE: usize = 1024;
 /// to 1 MB, which get larger page-cache folios (docs/performance.md).
 const BATCH_BYTES: u64 = 1 << 20;
 
+/// The longest appended chunk whose first piece may join the rope's last piece
+/// ([`Rope::append`]).
+const JOIN_MOVES_AT_MOST: usize = 4096;
+
 /// One run of output bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct Piece {
@@ -231,9 +235,12 @@ impl Rope {
         };
         self.len += other.len;
         // Only the first piece can join the last one here: `other`'s own pieces were
-        // joined as it was built. A chunk is a module's part, so taking its first
-        // piece out moves a few hundred bytes at most.
-        if self.joined(first[0].src, first[0].lo, first[0].len) {
+        // joined as it was built. Joining takes that piece out of its chunk, which
+        // moves the rest of the chunk: done for a chunk of a module's usual size (a
+        // few hundred pieces), not for a longer one, whose first piece then stays a
+        // piece of its own (the bytes written are the same).
+        if first.len() <= JOIN_MOVES_AT_MOST && self.joined(first[0].src, first[0].lo, first[0].len)
+        {
             first.remove(0);
         }
         self.pieces.push_chunk(first);
@@ -810,6 +817,33 @@ mod tests {
         assert_eq!(all.arena, one_by_one.arena);
         assert_eq!(all.to_vec(&srcs), b"012qx12yz");
         assert_eq!(all.len(), 9);
+    }
+
+    /// A long appended chunk is not moved to join its first piece to the rope's
+    /// last: one piece more, the same bytes.
+    #[test]
+    fn a_long_part_is_appended_without_moving_it() {
+        let src: &[u8] = &[b'x'; 20_000];
+        let mut whole = Rope::new();
+        whole.push_src(0, 0, 10);
+        let mut long = Rope::new();
+        for i in 0..(JOIN_MOVES_AT_MOST as u32 + 1) {
+            long.push_src(0, 10 + 2 * i, 11 + 2 * i); // every other byte: no joins
+        }
+        let mut short = Rope::new();
+        short.push_src(0, 10, 11);
+        short.push_src(0, 12, 13);
+        let (mut a, mut b) = (whole.clone(), whole.clone());
+        a.append(long.clone());
+        b.append(short);
+        let srcs = texts(&[src]);
+        assert_eq!(a.pieces.len(), 1 + long.pieces.len());
+        assert_eq!(b.pieces.len(), 2); // the short part's first piece joined
+        assert_eq!(a.to_vec(&srcs).len() as u64, a.len());
+        assert_eq!(a.len(), 10 + long.len());
+        let mut out = Vec::new();
+        a.write_to(&srcs, &mut out, None).unwrap();
+        assert_eq!(out, a.to_vec(&srcs));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use crate::ir::{ItemKind, Linkage, Module, RefKind, SymbolId, SymbolKind};
 
@@ -223,8 +223,9 @@ type Edge = (Option<SymbolId>, SymbolId, RefKind);
 
 /// Each reference of `m` as an [`Edge`].
 fn reference_sources(m: &Module) -> Vec<Edge> {
-    // The symbol that owns each item (for variables, per declarator).
-    let mut owner: FxHashMap<u32, SymbolId> = FxHashMap::default();
+    // The function each item defines, by item (an array, not a map: no hashing
+    // and nothing to grow); variables' owners per declarator.
+    let mut owner: Vec<Option<SymbolId>> = vec![None; m.items.len()];
     let mut var_owner: Vec<(crate::source::Span, SymbolId)> = Vec::new();
     for (id, s) in m.symbols_with_ids() {
         if matches!(s.kind, SymbolKind::SectionLabel | SymbolKind::BodyName) {
@@ -236,7 +237,7 @@ fn reference_sources(m: &Module) -> Vec<Edge> {
                     var_owner.push((v.declarators[d.declarator as usize].span, id));
                 }
                 ItemKind::Function(_) if d.is_definition => {
-                    owner.insert(d.item.0, id);
+                    owner[d.item.0 as usize] = Some(id);
                 }
                 _ => {}
             }
@@ -257,7 +258,7 @@ fn reference_sources(m: &Module) -> Vec<Edge> {
         .rev()
         .map(|r| {
             let from = match &m.item(r.item).kind {
-                ItemKind::Function(_) => owner.get(&r.item.0).copied(),
+                ItemKind::Function(_) => owner[r.item.0 as usize],
                 ItemKind::Variable(_) => {
                     // The declarator whose span holds the reference (they do not overlap).
                     let i = var_owner.partition_point(|(span, _)| span.lo <= r.span.lo);

@@ -163,16 +163,20 @@ pub(crate) fn write(
         .map(|(mi, m)| {
             let mi = mi as u32;
             let mut out = Rope::new();
-            // The symbol each function definition defines.
-            let defined_by: FxHashMap<u32, crate::ir::SymbolId> = m
-                .symbols_with_ids()
-                .filter(|(_, s)| matches!(s.kind, SymbolKind::Function | SymbolKind::Entry))
-                .filter_map(|(id, s)| s.definition().map(|d| (d.item.0, id)))
-                .collect();
+            // The symbol each function definition defines, by item (an array, not a
+            // map: no hashing and nothing to grow).
+            let mut defined_by: Vec<Option<crate::ir::SymbolId>> = vec![None; m.items.len()];
+            for (id, s) in m.symbols_with_ids() {
+                if matches!(s.kind, SymbolKind::Function | SymbolKind::Entry) {
+                    if let Some(d) = s.definition() {
+                        defined_by[d.item.0 as usize] = Some(id);
+                    }
+                }
+            }
             for (ii, item) in m.items.iter().enumerate() {
                 match &item.kind {
                     ItemKind::Function(f) if f.body.is_some() => {
-                        let Some(&id) = defined_by.get(&(ii as u32)) else {
+                        let Some(id) = defined_by[ii] else {
                             continue;
                         };
                         let me = ModSym { module: mi, id };

@@ -850,7 +850,14 @@ impl Module {
             .items
             .iter()
             .filter_map(|item| match &item.kind {
-                ItemKind::Function(f) => Some(Span::new(item.span.lo, f.header_end)),
+                // A prototype is written from the definition's header. A declaration's
+                // is written only for a function no module defines (a system call),
+                // and then read from the input: copied for every declaration, the
+                // headers of a link of thousands of modules that each declare the same
+                // library functions were most of the kept text.
+                ItemKind::Function(f) if f.body.is_some() => {
+                    Some(Span::new(item.span.lo, f.header_end))
+                }
                 // `.alias` directives are written and their names looked up.
                 ItemKind::Variable(_) | ItemKind::File(_) | ItemKind::Alias { .. } => {
                     Some(item.span)

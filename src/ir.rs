@@ -60,9 +60,9 @@ pub struct Module {
     pub symbol_names: Vec<u8>,
     /// End offsets into [`Module::symbol_names`], one per symbol.
     pub symbol_name_ends: Vec<u32>,
-    /// Copies of the text the merged module needs before any definition (function
-    /// headers for prototypes, variables, `.file` entries), so that the writer reads
-    /// each input's source once, in order (docs/performance.md).
+    /// Copies of the text the merged module needs before any definition (the headers
+    /// of function definitions, for prototypes; variables; `.file` entries), so that
+    /// the writer reads each input's source once, in order (docs/performance.md).
     pub kept: KeptText,
     /// Every reference to a module-scope symbol, sorted by span.
     pub references: Vec<Reference>,

@@ -58,7 +58,8 @@ pub(crate) struct FileNumbers {
 struct Writer<'i, 'a> {
     inputs: &'i Inputs<'a>,
     res: &'i Resolution,
-    /// Output symbols whose alignment is raised (few; scanned once per module).
+    /// Output symbols whose alignment is raised, sorted by origin module: each
+    /// module's are a range ([`Writer::module_edits`]).
     aligned: Vec<usize>,
     edits: Vec<Vec<Edit<'i>>>,
     out: Rope,
@@ -85,9 +86,14 @@ pub(crate) fn write(
     let mut w = Writer {
         inputs,
         res,
-        aligned: (0..res.outs.len())
-            .filter(|&o| res.outs[o].align.is_some())
-            .collect(),
+        aligned: {
+            let mut aligned: Vec<usize> = (0..res.outs.len())
+                .filter(|&o| res.outs[o].align.is_some())
+                .collect();
+            // By module (stably, so in output order within one), for `module_edits`.
+            aligned.sort_by_key(|&o| res.outs[o].origin.module);
+            aligned
+        },
         edits: Vec::new(),
         out: Rope::new(),
     };
@@ -295,8 +301,14 @@ impl<'i> Writer<'i, '_> {
                 }
             }
         }
-        for out in self.aligned.iter().map(|&o| &self.res.outs[o]) {
-            let (Some(align), true) = (out.align, out.origin.module == mi) else {
+        // This module's: a range of the outputs sorted by module, not a pass over all
+        // of them for each module (thousands of merged commons in thousands of
+        // modules would make that quadratic).
+        let module_of = |&o: &usize| self.res.outs[o].origin.module;
+        let lo = self.aligned.partition_point(|o| module_of(o) < mi);
+        let hi = self.aligned.partition_point(|o| module_of(o) <= mi);
+        for out in self.aligned[lo..hi].iter().map(|&o| &self.res.outs[o]) {
+            let Some(align) = out.align else {
                 continue;
             };
             let sym = m.symbol(out.origin.id);

@@ -889,6 +889,21 @@ impl Module {
         self.kept = kept;
     }
 
+    /// For each item, the function or kernel it defines (by index; `None` for
+    /// items that define none). An array, not a map: the symbol table and the
+    /// layout ask it for every item of every module.
+    pub fn function_definitions(&self) -> Vec<Option<SymbolId>> {
+        let mut defines = vec![None; self.items.len()];
+        for (id, s) in self.symbols_with_ids() {
+            if matches!(s.kind, SymbolKind::Function | SymbolKind::Entry) {
+                if let Some(d) = s.definition() {
+                    defines[d.item.0 as usize] = Some(id);
+                }
+            }
+        }
+        defines
+    }
+
     /// The item with id `id`.
     pub fn item(&self, id: ItemId) -> &Item {
         &self.items[id.0 as usize]

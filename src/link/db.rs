@@ -223,23 +223,16 @@ type Edge = (Option<SymbolId>, SymbolId, RefKind);
 
 /// Each reference of `m` as an [`Edge`].
 fn reference_sources(m: &Module) -> Vec<Edge> {
-    // The function each item defines, by item (an array, not a map: no hashing
-    // and nothing to grow); variables' owners per declarator.
-    let mut owner: Vec<Option<SymbolId>> = vec![None; m.items.len()];
+    // The function each function item defines; each variable declarator's symbol.
+    let owner = m.function_definitions();
     let mut var_owner: Vec<(crate::source::Span, SymbolId)> = Vec::new();
     for (id, s) in m.symbols_with_ids() {
-        if matches!(s.kind, SymbolKind::SectionLabel | SymbolKind::BodyName) {
+        if s.kind != SymbolKind::Variable {
             continue;
         }
         for d in &s.decls {
-            match &m.item(d.item).kind {
-                ItemKind::Variable(v) => {
-                    var_owner.push((v.declarators[d.declarator as usize].span, id));
-                }
-                ItemKind::Function(_) if d.is_definition => {
-                    owner[d.item.0 as usize] = Some(id);
-                }
-                _ => {}
+            if let ItemKind::Variable(v) = &m.item(d.item).kind {
+                var_owner.push((v.declarators[d.declarator as usize].span, id));
             }
         }
     }

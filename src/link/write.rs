@@ -169,16 +169,7 @@ pub(crate) fn write(
         .map(|(mi, m)| {
             let mi = mi as u32;
             let mut out = Rope::new();
-            // The symbol each function definition defines, by item (an array, not a
-            // map: no hashing and nothing to grow).
-            let mut defined_by: Vec<Option<crate::ir::SymbolId>> = vec![None; m.items.len()];
-            for (id, s) in m.symbols_with_ids() {
-                if matches!(s.kind, SymbolKind::Function | SymbolKind::Entry) {
-                    if let Some(d) = s.definition() {
-                        defined_by[d.item.0 as usize] = Some(id);
-                    }
-                }
-            }
+            let defined_by = m.function_definitions();
             for (ii, item) in m.items.iter().enumerate() {
                 match &item.kind {
                     ItemKind::Function(f) if f.body.is_some() => {

@@ -724,8 +724,12 @@ impl Decls {
 
     /// The declarations in source order.
     pub fn iter(&self) -> std::iter::Chain<std::iter::Once<&Decl>, std::slice::Iter<'_, Decl>> {
-        let more: &[Decl] = self.more.as_deref().map_or(&[], |v| v);
-        std::iter::once(&self.first).chain(more)
+        std::iter::once(&self.first).chain(self.more())
+    }
+
+    /// The declarations after the first.
+    fn more(&self) -> &[Decl] {
+        self.more.as_deref().map_or(&[], |v| v)
     }
 }
 
@@ -735,7 +739,7 @@ impl std::ops::Index<usize> for Decls {
     fn index(&self, i: usize) -> &Decl {
         match i {
             0 => &self.first,
-            i => &self.more.as_deref().map_or(&[][..], |v| v)[i - 1],
+            i => &self.more()[i - 1],
         }
     }
 }

@@ -210,7 +210,7 @@ impl NameIndex {
 }
 
 /// The hash of a symbol name.
-fn name_hash(name: &[u8]) -> u64 {
+pub(crate) fn name_hash(name: &[u8]) -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = rustc_hash::FxBuildHasher.build_hasher();
     h.write(name);

@@ -18,6 +18,19 @@
 //! nothing it starts inherits the change. `PTXLD_HUGE_PAGES=0` turns all of this off;
 //! it is also off where the kernel gives huge pages to every large mapping anyway
 //! (`always`) or to none (`never`), and where the tunable is already set.
+//!
+//! On a virtual machine whose host takes back the guest's free memory (a virtio
+//! balloon that reports free pages), a huge page is not always cheap: the host takes
+//! back whole free 2 MB blocks a few seconds after they are freed, and a huge page
+//! needs such a block, which the host must then back again, page by page, as the
+//! kernel zeroes it. 4 KiB pages come from smaller free pieces, which the host keeps.
+//! Measured on the 2-core benchmark VM (docs/performance.md, seventeenth session),
+//! links of 105 MB, 210 MB and 420 MB, medians of 8 alternating runs: huge pages
+//! 176 / 375 / 835 ms, 4 KiB pages 195 / 363 / 742 ms, and huge pages for the first
+//! 128 MB of resident memory only, 4 KiB pages after, 188 (the same as huge pages:
+//! that link never reaches 128 MB) / 349 / 728 ms. So on such a host a thread turns
+//! huge pages off ([`limit_on_reclaiming_host`]) once the link's resident memory
+//! passes [`HUGE_PAGE_BUDGET`].
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -26,6 +39,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Smallest total input size worth the second `exec`.
 const MIN_INPUT_BYTES: u64 = 16 << 20;
+
+/// Resident memory after which, on a host that takes back free memory, the link
+/// gets 4 KiB pages.
+const HUGE_PAGE_BUDGET: u64 = 128 << 20;
+
+/// How often the resident memory is looked at against [`HUGE_PAGE_BUDGET`]: the
+/// benchmark link grows by about 0.5 MB per millisecond while it parses.
+const BUDGET_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// How many inputs are looked at to add up their sizes.
 const MAX_STATS: usize = 1024;
@@ -56,7 +77,9 @@ pub fn restore_environment() {
 /// For `--stats`: whether glibc was asked for huge pages, or the user's
 /// `GLIBC_TUNABLES` decides.
 pub fn status() -> &'static str {
-    if EXECUTED.load(Ordering::Relaxed) {
+    if budgeted() {
+        "asked for, up to 128 MB resident (the host takes back free memory)"
+    } else if EXECUTED.load(Ordering::Relaxed) {
         "asked for"
     } else if tunable_set(std::env::var_os("GLIBC_TUNABLES").as_ref()) {
         "left to GLIBC_TUNABLES"
@@ -116,6 +139,58 @@ pub fn reexec_for(inputs: &[PathBuf]) {
         .env("GLIBC_TUNABLES", value)
         .env(MARKER, OsString::from(was))
         .exec();
+}
+
+/// In the process [`reexec_for`] executed, once it can start threads: on a host
+/// that takes back free memory, starts a thread that turns transparent huge pages
+/// off for the rest of the process (`PR_SET_THP_DISABLE`) once its resident memory
+/// passes [`HUGE_PAGE_BUDGET`]. Which pages back the heap changes no output.
+pub fn limit_on_reclaiming_host() {
+    if !budgeted() {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("ptxld-pages".into())
+        .spawn(|| {
+            while peak_resident_bytes() < HUGE_PAGE_BUDGET {
+                std::thread::sleep(BUDGET_CHECK_EVERY);
+            }
+            // SAFETY: a plain system call.
+            unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+        });
+}
+
+/// True if huge pages were asked for and are limited to [`HUGE_PAGE_BUDGET`].
+fn budgeted() -> bool {
+    static BUDGETED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *BUDGETED.get_or_init(|| EXECUTED.load(Ordering::Relaxed) && host_reclaims_free_memory())
+}
+
+/// The process's peak resident memory.
+fn peak_resident_bytes() -> u64 {
+    // SAFETY: `getrusage` fills the zeroed struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return u64::MAX;
+    }
+    (usage.ru_maxrss as u64).saturating_mul(1024)
+}
+
+/// True if a virtio balloon device reports the guest's free pages to the host.
+fn host_reclaims_free_memory() -> bool {
+    let Ok(devices) = std::fs::read_dir("/sys/bus/virtio/drivers/virtio_balloon") else {
+        return false;
+    };
+    devices
+        .flatten()
+        .any(|d| std::fs::read(d.path().join("features")).is_ok_and(|f| reports_free_pages(&f)))
+}
+
+/// Whether a virtio device's `features` file (one `0`/`1` per feature bit, bit 0
+/// first) has the balloon's free page reporting bit (`VIRTIO_BALLOON_F_REPORTING`).
+fn reports_free_pages(features: &[u8]) -> bool {
+    const VIRTIO_BALLOON_F_REPORTING: usize = 5;
+    features.get(VIRTIO_BALLOON_F_REPORTING) == Some(&b'1')
 }
 
 /// True if the kernel gives transparent huge pages only to memory that asks.
@@ -204,6 +279,19 @@ mod tests {
         assert_eq!(asked.get(), 61);
         // Many tiny files, 100 KB in all.
         assert!(!large_by(100, sizes(vec![1 << 10; 100])));
+    }
+
+    /// The feature bits of this benchmark VM's balloon (free page reporting on), of
+    /// one without it, and files too short to say.
+    #[test]
+    fn free_page_reporting_is_feature_bit_five() {
+        let vm = b"01100101000000000000000000000000100000000000000000000000\n";
+        assert!(reports_free_pages(vm));
+        assert!(!reports_free_pages(
+            b"01100001000000000000000000000000100000000000\n"
+        ));
+        assert!(!reports_free_pages(b"0110"));
+        assert!(!reports_free_pages(b""));
     }
 
     #[test]

@@ -404,6 +404,8 @@ fn main() -> ExitCode {
         ptxld::output::remove_temporaries();
         std::process::exit(130);
     });
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    huge_pages::limit_on_reclaiming_host();
     let success = match run(options) {
         Ok(ok) => ok,
         Err(e) => {

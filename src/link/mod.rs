@@ -25,6 +25,7 @@ mod pager;
 mod report;
 mod resolve;
 pub mod rope;
+mod shards;
 mod write;
 
 pub use gc::GcOptions;

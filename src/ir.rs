@@ -78,6 +78,13 @@ pub struct Module {
     /// sites may need an argument's alignment rewritten. Known without visiting
     /// each callee's definition again when linking.
     pub aggregate_param_functions: Vec<SymbolId>,
+    /// True if a variable or a function parameter has a texture, sampler or surface
+    /// type (the merged module's texture mode must suit every such module). Found
+    /// while the items are fresh from parsing: a large link would otherwise read
+    /// every item and parameter of every module again, on one thread.
+    pub uses_textures: bool,
+    /// The `.file` items, in order.
+    pub file_directives: Vec<ItemId>,
 }
 
 /// Copies of some source ranges of a module (see [`Module::kept`]).

@@ -2,7 +2,7 @@
 //! (linking-rules.md §9; docs/linking.md).
 
 use crate::diag::Diagnostic;
-use crate::ir::{Header, Module, TexMode};
+use crate::ir::{Header, TexMode};
 use crate::parse::parse_arch;
 use crate::source::Span;
 
@@ -86,19 +86,6 @@ pub struct HeaderOptions {
 pub fn parse_version(s: &str) -> Option<(u32, u32)> {
     let (a, b) = s.split_once('.')?;
     Some((a.parse().ok()?, b.parse().ok()?))
-}
-
-fn uses_textures(m: &Module) -> bool {
-    m.items.iter().any(|item| match &item.kind {
-        crate::ir::ItemKind::Variable(v) => v.spec.ty.is_opaque(),
-        crate::ir::ItemKind::Function(f) => f
-            .signature
-            .params()
-            .into_iter()
-            .flatten()
-            .any(|p| p.spec.ty.is_opaque()),
-        _ => false,
-    })
 }
 
 /// Where to point at a module's header directive (or its first byte when absent).
@@ -287,7 +274,7 @@ pub(crate) fn merge(
             .and_then(|t| t.texmode)
             .unwrap_or(TexMode::Unified)
     };
-    let tex_users: Vec<usize> = (0..ms.len()).filter(|&i| uses_textures(&ms[i])).collect();
+    let tex_users: Vec<usize> = (0..ms.len()).filter(|&i| ms[i].uses_textures).collect();
     let mut independent = false;
     if let Some(&a) = tex_users.first() {
         independent = mode(a) == TexMode::Independent;

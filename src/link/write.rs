@@ -541,7 +541,8 @@ pub(crate) fn number_files(inputs: &Inputs) -> FileNumbers {
     let mut items = Vec::new();
     for (mi, m) in inputs.modules.iter().enumerate() {
         let mut map = FxHashMap::default();
-        for (ii, item) in m.items.iter().enumerate() {
+        for &id in &m.file_directives {
+            let (ii, item) = (id.0 as usize, m.item(id));
             if let ItemKind::File(f) = &item.kind {
                 let key = Span::new(f.index_span.hi, item.span.hi);
                 let key = m

@@ -16,7 +16,7 @@ pub use cursor::parse_int;
 pub use items::parse_arch;
 
 use crate::diag::Diagnostic;
-use crate::ir::{Header, Locs, Module};
+use crate::ir::{Header, ItemId, Locs, Module};
 use crate::lexer;
 use crate::source::FileId;
 
@@ -147,6 +147,8 @@ fn parse_lexed(
         calls: Vec::new(),
         legacy_warp_op: None,
         aggregate_param_functions: Vec::new(),
+        uses_textures: false,
+        file_directives: Vec::new(),
     };
     let mut bodies = resolve::DeferredBodies::new(deferred);
     bodies.split = split;
@@ -158,6 +160,11 @@ fn parse_lexed(
     module.copy_symbol_names(src);
     module.keep_text(src);
     module.aggregate_param_functions = aggregate_param_functions(&module);
+    module.uses_textures = uses_textures(&module);
+    module.file_directives = (0..module.items.len() as u32)
+        .map(ItemId)
+        .filter(|&id| matches!(module.item(id).kind, crate::ir::ItemKind::File(_)))
+        .collect();
     check_header_order(&module, &mut diagnostics);
     // The module lives until the link ends: give back growth slack.
     module.items.shrink_to_fit();
@@ -222,6 +229,20 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
 }
 
 /// The functions defined in `m` with an aggregate parameter or return value.
+/// See [`Module::uses_textures`].
+fn uses_textures(m: &Module) -> bool {
+    m.items.iter().any(|item| match &item.kind {
+        crate::ir::ItemKind::Variable(v) => v.spec.ty.is_opaque(),
+        crate::ir::ItemKind::Function(f) => f
+            .signature
+            .params()
+            .into_iter()
+            .flatten()
+            .any(|p| p.spec.ty.is_opaque()),
+        _ => false,
+    })
+}
+
 fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
     m.symbols_with_ids()
         .filter(|(_, s)| s.kind == crate::ir::SymbolKind::Function)

@@ -160,11 +160,7 @@ fn parse_lexed(
     module.copy_symbol_names(src);
     module.keep_text(src);
     module.aggregate_param_functions = aggregate_param_functions(&module);
-    module.uses_textures = uses_textures(&module);
-    module.file_directives = (0..module.items.len() as u32)
-        .map(ItemId)
-        .filter(|&id| matches!(module.item(id).kind, crate::ir::ItemKind::File(_)))
-        .collect();
+    (module.uses_textures, module.file_directives) = textures_and_files(&module);
     check_header_order(&module, &mut diagnostics);
     // The module lives until the link ends: give back growth slack.
     module.items.shrink_to_fit();
@@ -228,21 +224,26 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The functions defined in `m` with an aggregate parameter or return value.
-/// See [`Module::uses_textures`].
-fn uses_textures(m: &Module) -> bool {
-    m.items.iter().any(|item| match &item.kind {
-        crate::ir::ItemKind::Variable(v) => v.spec.ty.is_opaque(),
-        crate::ir::ItemKind::Function(f) => f
-            .signature
-            .params()
-            .into_iter()
-            .flatten()
-            .any(|p| p.spec.ty.is_opaque()),
-        _ => false,
-    })
+/// [`Module::uses_textures`] and [`Module::file_directives`], in one pass over the
+/// items.
+fn textures_and_files(m: &Module) -> (bool, Vec<ItemId>) {
+    let mut textures = false;
+    let mut files = Vec::new();
+    for (i, item) in m.items.iter().enumerate() {
+        match &item.kind {
+            crate::ir::ItemKind::File(_) => files.push(ItemId(i as u32)),
+            crate::ir::ItemKind::Variable(v) => textures |= v.spec.ty.is_opaque(),
+            crate::ir::ItemKind::Function(f) => {
+                let params = f.signature.params().unwrap_or_default();
+                textures |= params.iter().any(|p| p.spec.ty.is_opaque());
+            }
+            _ => {}
+        }
+    }
+    (textures, files)
 }
 
+/// The functions defined in `m` with an aggregate parameter or return value.
 fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
     m.symbols_with_ids()
         .filter(|(_, s)| s.kind == crate::ir::SymbolKind::Function)

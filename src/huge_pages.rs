@@ -76,15 +76,18 @@ pub fn restore_environment() {
 
 /// For `--stats`: whether glibc was asked for huge pages, or the user's
 /// `GLIBC_TUNABLES` decides.
-pub fn status() -> &'static str {
+pub fn status() -> String {
     if budgeted() {
-        "asked for, up to 128 MB resident (the host takes back free memory)"
+        format!(
+            "asked for, up to {} MB resident (the host takes back free memory)",
+            HUGE_PAGE_BUDGET >> 20
+        )
     } else if EXECUTED.load(Ordering::Relaxed) {
-        "asked for"
+        "asked for".into()
     } else if tunable_set(std::env::var_os("GLIBC_TUNABLES").as_ref()) {
-        "left to GLIBC_TUNABLES"
+        "left to GLIBC_TUNABLES".into()
     } else {
-        "not asked for"
+        "not asked for".into()
     }
 }
 

@@ -62,7 +62,7 @@ pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
     losers.extend((0..outs.len() as u32).filter(|&i| apart(&outs[i as usize])));
     losers.par_sort_unstable();
     // `name$mN` for each, and whether a kept name is already that.
-    let made: Vec<(u32, Vec<u8>, bool)> = losers
+    let mut made: Vec<(u32, Vec<u8>, bool)> = losers
         .par_iter()
         .map(|&i| {
             let o = &outs[i as usize];
@@ -73,34 +73,19 @@ pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
         })
         .collect();
     // In output order, a made-up name must differ from the earlier ones too.
-    let mut taken: FxHashSet<&[u8]> = FxHashSet::default();
+    let mut taken: FxHashSet<Vec<u8>> = FxHashSet::default();
     taken.reserve(made.len());
-    let mut suffixed: FxHashSet<Vec<u8>> = FxHashSet::default();
-    let mut replaced: Vec<(usize, Vec<u8>)> = Vec::new();
-    for (at, (_, base, clash)) in made.iter().enumerate() {
-        if !clash && !taken.contains(base.as_slice()) && !suffixed.contains(base) {
-            taken.insert(base);
-            continue;
+    for (_, name, clash) in &mut made {
+        if *clash || taken.contains(name) {
+            let base = std::mem::take(name);
+            *name = (1..)
+                .map(|k| [&base[..], format!("_{k}").as_bytes()].concat())
+                .find(|c| !taken.contains(c) && !kept(c))
+                .expect("some suffix is free");
         }
-        let mut k = 1;
-        let candidate = loop {
-            let mut c = base.clone();
-            c.extend_from_slice(format!("_{k}").as_bytes());
-            if !taken.contains(c.as_slice()) && !suffixed.contains(&c) && !kept(&c) {
-                break c;
-            }
-            k += 1;
-        };
-        suffixed.insert(candidate.clone());
-        replaced.push((at, candidate));
+        taken.insert(name.clone());
     }
-    drop(taken);
-    let mut replaced = replaced.into_iter().peekable();
-    for (at, (i, base, _)) in made.into_iter().enumerate() {
-        let name = match replaced.next_if(|(r, _)| *r == at) {
-            Some((_, c)) => c,
-            None => base,
-        };
+    for (i, name, _) in made {
         res.outs[i as usize].renamed = Some(name);
     }
 }

@@ -180,13 +180,34 @@ fn time_cat(n: usize, cat_cmd: &str, out: &Path) -> (Duration, Duration) {
 
 /// Min and median of `n` runs (after a warm-up run).
 fn min_median(n: usize, run: &dyn Fn() -> Duration) -> (Duration, Duration) {
-    interleaved(n, &[run])[0]
+    let times = &interleaved(n, &[run])[0];
+    (min(times), median_of(times))
 }
 
-/// Min and median of `n` runs of each command, taken in rounds (one run of each per
-/// round, after a warm-up round), so that a machine whose speed drifts over seconds
-/// (another tenant of the host) slows every command of a comparison alike.
-fn interleaved(n: usize, runs: &[&dyn Fn() -> Duration]) -> Vec<(Duration, Duration)> {
+/// The fastest of sorted times.
+fn min(sorted: &[Duration]) -> Duration {
+    sorted[0]
+}
+
+/// The median of sorted times (the upper one of an even count).
+fn median_of(sorted: &[Duration]) -> Duration {
+    sorted[sorted.len() / 2]
+}
+
+/// Sorted times in whole milliseconds, for the results file: a median can hide
+/// two clusters (a host that backs a run's new memory slowly, docs/performance.md).
+fn ms_list(sorted: &[Duration]) -> String {
+    let ms: Vec<String> = sorted
+        .iter()
+        .map(|d| format!("{:.0}", d.as_secs_f64() * 1e3))
+        .collect();
+    ms.join(" ")
+}
+
+/// The times of `n` runs of each command, sorted, taken in rounds (one run of each
+/// per round, after a warm-up round), so that a machine whose speed drifts over
+/// seconds (another tenant of the host) slows every command of a comparison alike.
+fn interleaved(n: usize, runs: &[&dyn Fn() -> Duration]) -> Vec<Vec<Duration>> {
     for run in runs {
         run();
     }
@@ -196,13 +217,10 @@ fn interleaved(n: usize, runs: &[&dyn Fn() -> Duration]) -> Vec<(Duration, Durat
             t.push(run());
         }
     }
+    for v in &mut times {
+        v.sort();
+    }
     times
-        .into_iter()
-        .map(|mut v| {
-            v.sort();
-            (v[0], v[v.len() / 2])
-        })
-        .collect()
 }
 
 fn report_cross(log: &mut String) {
@@ -255,10 +273,17 @@ fn report_cross(log: &mut String) {
     }
     commands.push(&one);
     let timed = interleaved(runs, &commands);
+    let mut out_log = |line: String| {
+        println!("{line}");
+        log.push_str(&line);
+        log.push('\n');
+    };
+    let mut targets = Targets::default();
     let mut base = None;
     for (i, (&(scale, _), files)) in scales.iter().zip(&sets).enumerate() {
         let bytes = total_size(files);
-        let ((cat_min, cat_med), (min, med)) = (timed[2 * i], timed[2 * i + 1]);
+        let (cats, links) = (&timed[2 * i], &timed[2 * i + 1]);
+        let (cat_med, med) = (median_of(cats), median_of(links));
         fresh(&out);
         let stats = Command::new(ptxld)
             .arg("--stats")
@@ -273,63 +298,127 @@ fn report_cross(log: &mut String) {
             .find_map(|l| l.strip_prefix("ptxld: stats: peak resident memory "))
             .unwrap_or_default()
             .to_string();
-        let line = format!(
+        let rss_ratio = rss
+            .trim_end_matches(" MB")
+            .parse::<f64>()
+            .unwrap_or(f64::INFINITY)
+            * 1e6
+            / bytes as f64;
+        targets.rss = targets.rss.max(rss_ratio);
+        out_log(format!(
             "cross-referencing set x{scale}: {} modules, {:.1} MB; cat > new file min {:.0} / median {:.0} ms; \
              ptxld -o min {:.0} / median {:.0} ms = {:.2}x cat (median); peak RSS {rss} = {:.2}x input",
             files.len(),
             bytes as f64 / 1e6,
-            cat_min.as_secs_f64() * 1e3,
+            min(cats).as_secs_f64() * 1e3,
             cat_med.as_secs_f64() * 1e3,
-            min.as_secs_f64() * 1e3,
+            min(links).as_secs_f64() * 1e3,
             med.as_secs_f64() * 1e3,
             med.as_secs_f64() / cat_med.as_secs_f64(),
-            rss.trim_end_matches(" MB").parse::<f64>().unwrap_or(0.0) * 1e6 / bytes as f64,
-        );
-        println!("{line}");
-        log.push_str(&line);
-        log.push('\n');
+            rss_ratio,
+        ));
+        out_log(format!(
+            "  every run (ms): cat {} | ptxld {}",
+            ms_list(cats),
+            ms_list(links)
+        ));
         match base {
             None => {
                 base = Some(med);
+                targets.to_cat = med.as_secs_f64() / cat_med.as_secs_f64();
                 // Where the time goes (one --stats run), and the same bytes whatever
                 // the thread count.
                 for l in stats.lines().filter(|l| l.ends_with(" ms")) {
-                    let l = format!("  phase: {}", l.trim_start_matches("ptxld: stats: "));
-                    println!("{l}");
-                    log.push_str(&l);
-                    log.push('\n');
+                    out_log(format!(
+                        "  phase: {}",
+                        l.trim_start_matches("ptxld: stats: ")
+                    ));
                 }
                 let all = std::fs::read(&out).unwrap();
                 link(files, Some("1"));
-                let same = std::fs::read(&out).unwrap() == all;
-                let l = format!(
+                targets.identical = std::fs::read(&out).unwrap() == all;
+                out_log(format!(
                     "  output with 1 thread and with all threads: {}",
-                    if same { "byte-identical" } else { "DIFFERENT" }
-                );
-                println!("{l}");
-                log.push_str(&l);
-                log.push('\n');
-                let one = timed[2 * scales.len()].1;
-                let line = format!(
+                    if targets.identical {
+                        "byte-identical"
+                    } else {
+                        "DIFFERENT"
+                    }
+                ));
+                let ones = &timed[2 * scales.len()];
+                let one = median_of(ones);
+                targets.threads = one.as_secs_f64() / med.as_secs_f64();
+                out_log(format!(
                     "  threads: 1 thread median {:.0} ms, all threads {:.0} ms = {:.2}x faster",
                     one.as_secs_f64() * 1e3,
                     med.as_secs_f64() * 1e3,
-                    one.as_secs_f64() / med.as_secs_f64()
-                );
-                println!("{line}");
-                log.push_str(&line);
-                log.push('\n');
+                    targets.threads
+                ));
+                out_log(format!("  every run on 1 thread (ms): {}", ms_list(ones)));
             }
             Some(b) => {
-                let line = format!(
-                    "  scaling: x{scale} input costs {:.2}x the time of x1",
-                    med.as_secs_f64() / b.as_secs_f64()
-                );
-                println!("{line}");
-                log.push_str(&line);
-                log.push('\n');
+                let ratio = med.as_secs_f64() / b.as_secs_f64();
+                if scale == 4 {
+                    targets.x4 = ratio;
+                }
+                out_log(format!(
+                    "  scaling: x{scale} input costs {ratio:.2}x the time of x1"
+                ));
             }
         }
+    }
+    for line in targets.lines() {
+        out_log(line);
+    }
+}
+
+/// Issue 7's targets, as measured by one run of [`report_cross`].
+#[derive(Default)]
+struct Targets {
+    /// x1 link over `cat` of the same files (medians).
+    to_cat: f64,
+    /// Largest peak RSS over input size, of all scales.
+    rss: f64,
+    /// x4 over x1 (medians).
+    x4: f64,
+    /// One thread over all threads, x1 (medians).
+    threads: f64,
+    /// The output at one thread and at all threads.
+    identical: bool,
+}
+
+impl Targets {
+    /// One line per target: the figure, the limit, and whether it was met.
+    fn lines(&self) -> Vec<String> {
+        let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+        vec![
+            "targets:".to_string(),
+            format!(
+                "  x1 link {:.2}x cat (at most 2.5x): {}",
+                self.to_cat,
+                verdict(self.to_cat <= 2.5)
+            ),
+            format!(
+                "  peak RSS at most {:.2}x the input (at most 1.5x): {}",
+                self.rss,
+                verdict(self.rss <= 1.5)
+            ),
+            format!(
+                "  x4 input {:.2}x the time of x1 (at most 4.2x): {}",
+                self.x4,
+                verdict(self.x4 <= 4.2)
+            ),
+            format!(
+                "  all threads ({}) {:.2}x faster than 1 (at least 1.6x on 2 cores): {}",
+                std::thread::available_parallelism().map_or(0, |n| n.get()),
+                self.threads,
+                verdict(self.threads >= 1.6)
+            ),
+            format!(
+                "  output byte-identical at 1 and all threads: {}",
+                verdict(self.identical)
+            ),
+        ]
     }
 }
 
@@ -419,7 +508,7 @@ fn write_renamed(m: &Module, f: &SourceFile, names: &[Option<Vec<u8>>], path: &P
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
-    v[v.len() / 2]
+    median_of(&v)
 }
 
 fn time_cmd(program: &str, args: &[&str], files: &[PathBuf]) -> Duration {

@@ -125,26 +125,24 @@ pub fn describe(m: &Module, f: &SourceFile) -> String {
             let _ = write!(out, " alias-of {}", text(f, m.symbol(target).name));
         }
         // The type of the first declaration.
-        {
-            let d = s.decls.first();
-            match &m.item(d.item).kind {
-                ItemKind::Variable(v) if s.kind == SymbolKind::Variable => {
-                    let decl = &v.declarators[d.declarator as usize];
-                    let _ = write!(out, " type {}", type_string(&v.spec, &decl.dims));
-                    if v.spec.managed {
-                        out.push_str(" managed");
-                    }
-                    if decl.init.is_some() {
-                        out.push_str(" init");
-                    }
+        let d = s.decls.first();
+        match &m.item(d.item).kind {
+            ItemKind::Variable(v) if s.kind == SymbolKind::Variable => {
+                let decl = &v.declarators[d.declarator as usize];
+                let _ = write!(out, " type {}", type_string(&v.spec, &decl.dims));
+                if v.spec.managed {
+                    out.push_str(" managed");
                 }
-                ItemKind::Function(func)
-                    if matches!(s.kind, SymbolKind::Function | SymbolKind::Entry) =>
-                {
-                    let _ = write!(out, " sig {}", signature(&func.signature));
+                if decl.init.is_some() {
+                    out.push_str(" init");
                 }
-                _ => {}
             }
+            ItemKind::Function(func)
+                if matches!(s.kind, SymbolKind::Function | SymbolKind::Entry) =>
+            {
+                let _ = write!(out, " sig {}", signature(&func.signature));
+            }
+            _ => {}
         }
         out.push('\n');
     }

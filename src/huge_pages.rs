@@ -14,8 +14,9 @@
 //! once more (`/proc/self/exe`, same arguments) with the tunable added to
 //! `GLIBC_TUNABLES`, before it forks or starts any thread. That costs about 1.5 ms,
 //! so it is done only for a link whose named input files add up to
-//! [`MIN_INPUT_BYTES`], judged from the sizes of the first few. The executed process puts `GLIBC_TUNABLES` back as it was, so
-//! nothing it starts inherits the change. `PTXLD_HUGE_PAGES=0` turns all of this off;
+//! [`MIN_INPUT_BYTES`], judged from the sizes of the first few. The executed
+//! process puts `GLIBC_TUNABLES` back as it was, so nothing it starts inherits the
+//! change. `PTXLD_HUGE_PAGES=0` turns all of this off;
 //! it is also off where the kernel gives huge pages to every large mapping anyway
 //! (`always`) or to none (`never`), and where the tunable is already set.
 //!

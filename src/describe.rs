@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::ir::{ItemKind, Linkage, Module, Param, Signature, SymbolKind, TypeClass, TypeSpec};
+use crate::ir::{ItemKind, Linkage, Module, Param, ParamSpec, Signature, SymbolKind, TypeClass};
 use crate::source::SourceFile;
 
 fn text(f: &SourceFile, span: crate::source::Span) -> String {
@@ -16,9 +16,9 @@ fn at(f: &SourceFile, span: crate::source::Span) -> String {
 }
 
 /// `.param .align 8 .b8 [16]`-style rendering of a type specifier and dimensions.
-pub fn type_string(spec: &TypeSpec, dims: &[Option<u64>]) -> String {
+pub fn type_string(spec: &ParamSpec, dims: &[Option<u64>]) -> String {
     let mut s = String::from(spec.space.as_str());
-    if let Some(p) = spec.ptr {
+    if let Some(p) = &spec.ptr {
         s.push_str(" .ptr");
         if let Some(sp) = p.space {
             let _ = write!(s, " {}", sp.as_str());
@@ -68,7 +68,7 @@ fn params(ps: Option<&[Param]>) -> String {
     match ps {
         None => "-".to_string(),
         Some(ps) => {
-            let inner: Vec<String> = ps.iter().map(|p| type_string(&p.spec, &p.dims)).collect();
+            let inner: Vec<String> = ps.iter().map(|p| type_string(&p.spec, p.dims())).collect();
             format!("({})", inner.join(", "))
         }
     }
@@ -129,7 +129,11 @@ pub fn describe(m: &Module, f: &SourceFile) -> String {
         match &m.item(d.item).kind {
             ItemKind::Variable(v) if s.kind == SymbolKind::Variable => {
                 let decl = &v.declarators[d.declarator as usize];
-                let _ = write!(out, " type {}", type_string(&v.spec, &decl.dims));
+                let _ = write!(
+                    out,
+                    " type {}",
+                    type_string(&ParamSpec::from(&v.spec), &decl.dims)
+                );
                 if v.spec.managed {
                     out.push_str(" managed");
                 }

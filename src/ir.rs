@@ -127,9 +127,9 @@ pub struct CallSite {
     /// The callee identifier.
     pub callee: Span,
     /// The return-value identifiers, in order.
-    pub rets: Vec<CallOperand>,
+    pub rets: Box<[CallOperand]>,
     /// The argument identifiers, in order.
-    pub args: Vec<CallOperand>,
+    pub args: Box<[CallOperand]>,
 }
 
 /// A return value or argument of a [`CallSite`].
@@ -555,25 +555,77 @@ pub enum FuncKind {
 }
 
 /// A parameter (or return parameter) of a function or prototype.
+///
+/// A large link holds hundreds of thousands of parameters (every definition's and
+/// prototype's), so a parameter keeps only what the linker reads from it: 48
+/// bytes, where a [`TypeSpec`] and a declarator's dimensions made it 88, and a
+/// whole declarator 144 (docs/performance.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Param {
     /// Type and layout (`space` is `.param` or `.reg`).
-    pub spec: TypeSpec,
+    pub spec: ParamSpec,
     /// The name.
     pub name: Span,
-    /// Array dimensions, as in [`Declarator::dims`]. A parameter has no initializer
-    /// or register count, so it keeps these two of a declarator's fields: a large
-    /// link holds hundreds of thousands of parameters (every prototype's), and a
-    /// whole declarator made each 144 bytes instead of 88 (docs/performance.md).
-    pub dims: Box<[Option<u64>]>,
     /// Whole parameter.
     pub span: Span,
+    /// Array dimensions, as in [`Declarator::dims`]; `None` for a scalar.
+    dims: Option<Box<Box<[Option<u64>]>>>,
 }
 
 impl Param {
+    /// The parameter `name` of type `spec` with array dimensions `dims`, spanning
+    /// `span`.
+    pub fn new(spec: ParamSpec, name: Span, dims: Vec<Option<u64>>, span: Span) -> Param {
+        let dims = (!dims.is_empty()).then(|| Box::new(dims.into_boxed_slice()));
+        Param {
+            spec,
+            name,
+            span,
+            dims,
+        }
+    }
+
+    /// Array dimensions, as in [`Declarator::dims`] (empty for a scalar).
+    pub fn dims(&self) -> &[Option<u64>] {
+        self.dims.as_deref().map_or(&[], |d| d)
+    }
+
+    /// True for an aggregate (a parameter with array dimensions).
+    pub fn is_array(&self) -> bool {
+        self.dims.is_some()
+    }
+
     /// The number of elements, if every dimension is known (1 for scalars).
     pub fn element_count(&self) -> Option<u64> {
-        element_count(&self.dims)
+        element_count(self.dims())
+    }
+}
+
+/// A parameter's type and layout: the values of a [`TypeSpec`] that apply to a
+/// parameter, without the spans (the linker never edits a parameter's text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSpec {
+    /// The element type.
+    pub ty: Type,
+    /// The state space.
+    pub space: StateSpace,
+    /// `.v2`, `.v4`, `.v8`: the element count.
+    pub vector: Option<u8>,
+    /// `.align N`.
+    pub align: Option<u32>,
+    /// `.ptr` attributes (kernel parameters only, so kept out of line).
+    pub ptr: Option<Box<PtrAttr>>,
+}
+
+impl From<&TypeSpec> for ParamSpec {
+    fn from(spec: &TypeSpec) -> ParamSpec {
+        ParamSpec {
+            ty: spec.ty,
+            space: spec.space,
+            vector: spec.vector,
+            align: spec.align,
+            ptr: spec.ptr.map(Box::new),
+        }
     }
 }
 
@@ -953,6 +1005,37 @@ impl Module {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parsed IR of a large link is mostly parameters and items: their sizes
+    /// are budgeted (docs/performance.md), and a field added to either should be a
+    /// decision, not an accident.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn parameters_stay_small() {
+        assert_eq!(std::mem::size_of::<Param>(), 48);
+        assert_eq!(std::mem::size_of::<ParamSpec>(), 24);
+    }
+
+    /// A parameter's dimensions, kept out of line only for an aggregate.
+    #[test]
+    fn parameter_dimensions() {
+        let spec = ParamSpec {
+            ty: Type::from_directive(b".b8").unwrap(),
+            space: StateSpace::Param,
+            vector: None,
+            align: Some(8),
+            ptr: None,
+        };
+        let span = Span::default();
+        let scalar = Param::new(spec.clone(), span, Vec::new(), span);
+        assert!(!scalar.is_array() && scalar.dims().is_empty());
+        assert_eq!(scalar.element_count(), Some(1));
+        let array = Param::new(spec.clone(), span, vec![Some(4), Some(6)], span);
+        assert!(array.is_array() && array.dims() == [Some(4), Some(6)]);
+        assert_eq!(array.element_count(), Some(24));
+        let open = Param::new(spec, span, vec![None], span);
+        assert!(open.is_array() && open.element_count().is_none());
+    }
 
     /// One declaration or several: indexing, iteration and `first` see them in the
     /// order they were declared.

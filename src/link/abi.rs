@@ -74,7 +74,7 @@ fn check_param(
 ) {
     let t = p.spec.ty;
     let f = m.file;
-    if !p.dims.is_empty() {
+    if p.is_array() {
         let bits8 = t.class == TypeClass::Bits && t.bits == 8;
         let align_ok = p.spec.align.is_none_or(|a| a.is_power_of_two() && a <= 128);
         if !bits8 || !align_ok {

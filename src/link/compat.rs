@@ -28,12 +28,7 @@ fn types_compatible(a: Type, b: Type) -> bool {
 
 fn param_shape(p: &Param) -> (Type, u8, Option<u64>, bool) {
     let count = p.element_count();
-    (
-        p.spec.ty,
-        p.spec.vector.unwrap_or(1),
-        count,
-        !p.dims.is_empty(),
-    )
+    (p.spec.ty, p.spec.vector.unwrap_or(1), count, p.is_array())
 }
 
 /// Why parameter `a` does not match `b`, if it does not.

@@ -403,7 +403,7 @@ impl<'i> Writer<'i, '_> {
                 .zip(rets)
                 .chain(call.args.iter().zip(params));
             for (actual, formal) in pairs {
-                let Some(want) = formal.spec.align.filter(|_| !formal.dims.is_empty()) else {
+                let Some(want) = formal.spec.align.filter(|_| formal.is_array()) else {
                     continue;
                 };
                 let Some(decl) = &actual.decl else { continue };

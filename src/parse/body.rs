@@ -258,6 +258,16 @@ impl<'s> Walker<'s, '_, '_> {
         CallOperand { span, decl }
     }
 
+    /// The identifiers among `toks`, as call operands, in an array of their exact
+    /// size: most calls pass one or two, and an array grown by pushing starts with
+    /// room for four (docs/performance.md).
+    fn call_operands(&self, toks: &[Token]) -> Box<[CallOperand]> {
+        let idents = || toks.iter().filter(|t| t.kind == TokenKind::Ident);
+        let mut operands = Vec::with_capacity(idents().count());
+        operands.extend(idents().map(|t| self.operand(t.span())));
+        operands.into_boxed_slice()
+    }
+
     /// Records the callee and arguments of `call[.uni] [(ret),] f[, (args)][, proto];`
     /// from the tokens `start..end` after the opcode.
     fn call_site(&mut self, start: usize, end: usize) {
@@ -269,30 +279,28 @@ impl<'s> Walker<'s, '_, '_> {
             i += 1;
         }
         // `(ret),`
-        let mut rets = Vec::new();
+        let mut rets = Box::default();
         if toks.get(i).is_some_and(|t| punct(t, b"(")) {
-            while i < toks.len() && !punct(&toks[i], b")") {
-                if toks[i].kind == TokenKind::Ident {
-                    rets.push(self.operand(toks[i].span()));
-                }
-                i += 1;
-            }
-            i += 2;
+            let close = toks[i..]
+                .iter()
+                .position(|t| punct(t, b")"))
+                .map_or(toks.len(), |k| i + k);
+            rets = self.call_operands(&toks[i..close]);
+            i = close + 2;
         }
         let Some(callee) = toks.get(i).filter(|t| t.kind == TokenKind::Ident) else {
             return;
         };
-        let mut args = Vec::new();
+        let mut args = Box::default();
         if toks.get(i + 1).is_some_and(|t| punct(t, b","))
             && toks.get(i + 2).is_some_and(|t| punct(t, b"("))
         {
-            args.extend(
-                toks[i + 3..]
-                    .iter()
-                    .take_while(|t| !punct(t, b")"))
-                    .filter(|t| t.kind == TokenKind::Ident)
-                    .map(|t| self.operand(t.span())),
-            );
+            let list = &toks[i + 3..];
+            let close = list
+                .iter()
+                .position(|t| punct(t, b")"))
+                .unwrap_or(list.len());
+            args = self.call_operands(&list[..close]);
         }
         self.calls.push(CallSite {
             item: self.item,

@@ -2,7 +2,7 @@
 
 use super::cursor::{Cursor, PResult};
 use super::expr::initializer;
-use crate::ir::{Declarator, Param, PtrAttr, StateSpace, Type, TypeSpec};
+use crate::ir::{Declarator, Param, ParamSpec, PtrAttr, StateSpace, Type, TypeSpec};
 use crate::lexer::TokenKind;
 use crate::source::Span;
 
@@ -196,12 +196,12 @@ pub(crate) fn param_list(c: &mut Cursor, params: &mut Vec<Param>) -> PResult<()>
         let spec = type_spec(c, Some(space))?;
         let decl = declarator(c, false)?;
         let span = start.to(c.after_prev());
-        params.push(Param {
-            spec,
-            name: decl.name,
-            dims: decl.dims.into_boxed_slice(),
+        params.push(Param::new(
+            ParamSpec::from(&spec),
+            decl.name,
+            decl.dims,
             span,
-        });
+        ));
         if c.eat_punct(b")") {
             return Ok(());
         }

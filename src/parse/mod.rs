@@ -253,7 +253,7 @@ fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
                     .signature
                     .all()
                     .iter()
-                    .any(|p| p.spec.align.is_some() && !p.dims.is_empty()),
+                    .any(|p| p.spec.align.is_some() && p.is_array()),
                 _ => false,
             })
         })

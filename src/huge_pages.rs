@@ -16,22 +16,22 @@
 //! so it is done only for a link whose named input files add up to
 //! [`MIN_INPUT_BYTES`], judged from the sizes of the first few. The executed
 //! process puts `GLIBC_TUNABLES` back as it was, so nothing it starts inherits the
-//! change. `PTXLD_HUGE_PAGES=0` turns all of this off;
-//! it is also off where the kernel gives huge pages to every large mapping anyway
-//! (`always`) or to none (`never`), and where the tunable is already set.
+//! change. It is not done where the kernel gives huge pages to every large mapping
+//! anyway (`always`) or to none (`never`), where the tunable is already set, nor on
+//! a host that takes back free memory (below). `PTXLD_HUGE_PAGES=0` turns it off
+//! everywhere; `PTXLD_HUGE_PAGES=1` asks on such a host too.
 //!
 //! On a virtual machine whose host takes back the guest's free memory (a virtio
-//! balloon that reports free pages), a huge page is not always cheap: the host takes
-//! back whole free 2 MB blocks a few seconds after they are freed, and a huge page
-//! needs such a block, which the host must then back again, page by page, as the
-//! kernel zeroes it. 4 KiB pages come from smaller free pieces, which the host keeps.
-//! Measured on the 2-core benchmark VM (docs/performance.md, seventeenth session),
-//! links of 105 MB, 210 MB and 420 MB, medians of 8 alternating runs: huge pages
-//! 176 / 375 / 835 ms, 4 KiB pages 195 / 363 / 742 ms, and huge pages for the first
-//! 128 MB of resident memory only, 4 KiB pages after, 188 (the same as huge pages:
-//! that link never reaches 128 MB) / 349 / 728 ms. So on such a host a thread turns
-//! huge pages off ([`limit_on_reclaiming_host`]) once the link's resident memory
-//! passes [`HUGE_PAGE_BUDGET`].
+//! balloon that reports free pages), a huge page is a gamble: the host takes back
+//! whole free 2 MB blocks soon after they are freed, and a huge page needs such a
+//! block, which the host must then back again, page by page, as the kernel zeroes
+//! it. 4 KiB pages come from smaller free pieces, which the host keeps. Measured on
+//! the 2-core benchmark VM: first writes to fresh memory cost 0.1 ms per MB in huge
+//! pages the host still backs, 2.1–3.2 ms per MB in huge pages it took back, and
+//! 0.4–0.6 ms per MB in 4 KiB pages, whichever; in the benchmark's own order of
+//! runs, links of 105 MB took 164–347 ms with huge pages and 159–222 ms without,
+//! and links of 420 MB the same time either way (docs/performance.md, twentieth
+//! session). So on such a host the link runs with 4 KiB pages: no `exec` at all.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -40,14 +40,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Smallest total input size worth the second `exec`.
 const MIN_INPUT_BYTES: u64 = 16 << 20;
-
-/// Resident memory after which, on a host that takes back free memory, the link
-/// gets 4 KiB pages.
-const HUGE_PAGE_BUDGET: u64 = 128 << 20;
-
-/// How often the resident memory is looked at against [`HUGE_PAGE_BUDGET`]: the
-/// benchmark link grows by about 0.5 MB per millisecond while it parses.
-const BUDGET_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// How many inputs are looked at to add up their sizes.
 const MAX_STATS: usize = 1024;
@@ -75,20 +67,21 @@ pub fn restore_environment() {
     }
 }
 
+/// Why this process was not executed again with huge pages, set by [`reexec_for`].
+static NOT_ASKED: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
 /// For `--stats`: whether glibc was asked for huge pages, or the user's
-/// `GLIBC_TUNABLES` decides.
+/// `GLIBC_TUNABLES` decides, or why not.
 pub fn status() -> String {
-    if budgeted() {
-        format!(
-            "asked for, up to {} MB resident (the host takes back free memory)",
-            HUGE_PAGE_BUDGET >> 20
-        )
-    } else if EXECUTED.load(Ordering::Relaxed) {
+    if EXECUTED.load(Ordering::Relaxed) {
         "asked for".into()
     } else if tunable_set(std::env::var_os("GLIBC_TUNABLES").as_ref()) {
         "left to GLIBC_TUNABLES".into()
     } else {
-        "not asked for".into()
+        match NOT_ASKED.get() {
+            Some(why) if !why.is_empty() => format!("not asked for ({why})"),
+            _ => "not asked for".into(),
+        }
     }
 }
 
@@ -120,15 +113,21 @@ fn previous(marker: &std::ffi::OsStr) -> Option<&str> {
 /// thread starts.
 pub fn reexec_for(inputs: &[PathBuf]) {
     let tunables = std::env::var_os("GLIBC_TUNABLES");
+    let asked = std::env::var_os("PTXLD_HUGE_PAGES");
     // `EXECUTED` is what stops a second `exec`; the marker is checked too in case a
     // caller skipped `restore_environment`: a loop of `exec`s would never end.
     if tunable_set(tunables.as_ref())
         || EXECUTED.load(Ordering::Relaxed)
         || std::env::var_os(MARKER).is_some()
-        || std::env::var_os("PTXLD_HUGE_PAGES").is_some_and(|v| v == "0")
+        || asked.as_ref().is_some_and(|v| v == "0")
         || !kernel_needs_asking()
         || !large(inputs)
     {
+        return;
+    }
+    // `PTXLD_HUGE_PAGES=1` asks even there.
+    if asked.as_ref().is_none_or(|v| v != "1") && host_reclaims_free_memory() {
+        let _ = NOT_ASKED.set("the host takes back free memory: 4 KiB pages are steadier");
         return;
     }
     let mut args = std::env::args_os();
@@ -143,41 +142,6 @@ pub fn reexec_for(inputs: &[PathBuf]) {
         .env("GLIBC_TUNABLES", value)
         .env(MARKER, OsString::from(was))
         .exec();
-}
-
-/// In the process [`reexec_for`] executed, once it can start threads: on a host
-/// that takes back free memory, starts a thread that turns transparent huge pages
-/// off for the rest of the process (`PR_SET_THP_DISABLE`) once its resident memory
-/// passes [`HUGE_PAGE_BUDGET`]. Which pages back the heap changes no output.
-pub fn limit_on_reclaiming_host() {
-    if !budgeted() {
-        return;
-    }
-    let _ = std::thread::Builder::new()
-        .name("ptxld-pages".into())
-        .spawn(|| {
-            while peak_resident_bytes() < HUGE_PAGE_BUDGET {
-                std::thread::sleep(BUDGET_CHECK_EVERY);
-            }
-            // SAFETY: a plain system call.
-            unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
-        });
-}
-
-/// True if huge pages were asked for and are limited to [`HUGE_PAGE_BUDGET`].
-fn budgeted() -> bool {
-    static BUDGETED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *BUDGETED.get_or_init(|| EXECUTED.load(Ordering::Relaxed) && host_reclaims_free_memory())
-}
-
-/// The process's peak resident memory.
-fn peak_resident_bytes() -> u64 {
-    // SAFETY: `getrusage` fills the zeroed struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return u64::MAX;
-    }
-    (usage.ru_maxrss as u64).saturating_mul(1024)
 }
 
 /// True if a virtio balloon device reports the guest's free pages to the host.

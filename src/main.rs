@@ -107,7 +107,9 @@ Other modes:
 
 An input named - is read from standard input. Exit status: 0 on success, 1 on
 any error. On Linux with glibc, a link of 16 MB or more executes ptxld once more
-with glibc asked for transparent huge pages; PTXLD_HUGE_PAGES=0 turns that off.";
+with glibc asked for transparent huge pages, except on a virtual machine whose
+host takes back free memory; PTXLD_HUGE_PAGES=0 turns that off, and
+PTXLD_HUGE_PAGES=1 asks on such a host too.";
 
 enum Mode {
     Link(Box<Job>),
@@ -404,8 +406,6 @@ fn main() -> ExitCode {
         ptxld::output::remove_temporaries();
         std::process::exit(130);
     });
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    huge_pages::limit_on_reclaiming_host();
     let success = match run(options) {
         Ok(ok) => ok,
         Err(e) => {

@@ -13,7 +13,9 @@ use crate::container::fatbin::{self, PtxEntry};
 use crate::container::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
-use crate::input::{file_key, read_path_and_metadata, Bytes, FileKey};
+use crate::input::{
+    file_key, open_path, read_opened, read_path_and_metadata, Bytes, FileKey, Opened,
+};
 use crate::ir::Module;
 use crate::link::{link, module_sources, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
 use crate::output::{clobbers_input, write_atomic, write_atomic_with};
@@ -337,6 +339,13 @@ impl Plan {
     }
 }
 
+/// A named input as the parallel first pass leaves it: a regular file read (mapped),
+/// or anything else opened, to be read in order.
+enum Opening {
+    Read((Bytes, Option<std::fs::Metadata>)),
+    Later(Opened),
+}
+
 fn plan(job: &Job) -> Result<Plan, Failure> {
     plan_stamped(job, &mut Vec::new())
 }
@@ -354,16 +363,21 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         files_read: job.extra_deps.clone(),
         read_time: Default::default(),
     };
-    // Regular files are mapped in parallel first (opening and mapping thousands of
-    // files is a good part of a link); everything else (archives found with `-l`,
-    // FIFOs, standard input) is read below, in order.
-    let mut mapped: Vec<Option<_>> = job
+    // Named files are opened in parallel first, and regular files mapped (opening
+    // and mapping thousands of files is a good part of a link); everything else
+    // (archives found with `-l`, FIFOs and devices, already open, and standard
+    // input) is read below, in order. Opening never blocks, even on a FIFO.
+    let mut mapped: Vec<Option<Result<_, _>>> = job
         .inputs
         .par_iter()
         .map(|spec| match spec {
-            InputSpec::File(f) if std::fs::metadata(f).is_ok_and(|m| m.is_file()) => {
-                Some(read_path_and_metadata(f))
-            }
+            InputSpec::File(f) if f != Path::new("-") => Some(open_path(f).and_then(|o| {
+                Ok(if o.is_file() {
+                    Opening::Read(read_opened(f, o)?)
+                } else {
+                    Opening::Later(o)
+                })
+            })),
             _ => None,
         })
         .collect();
@@ -399,9 +413,12 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             InputSpec::Lib(name) => find_lib(name, &job.lib_dirs)?,
             InputSpec::File(f) => f.clone(),
         };
-        let read = mapped[i]
-            .take()
-            .unwrap_or_else(|| read_path_and_metadata(&path));
+        let read = match mapped[i].take() {
+            Some(Ok(Opening::Read(r))) => Ok(r),
+            Some(Ok(Opening::Later(o))) => read_opened(&path, o),
+            Some(Err(e)) => Err(e),
+            None => read_path_and_metadata(&path),
+        };
         let (bytes, meta) = match read {
             Ok(r) => r,
             Err(e) => {

@@ -29,7 +29,7 @@
 //! the 2-core benchmark VM: first writes to fresh memory cost 0.1 ms per MB in huge
 //! pages the host still backs, 2.1–3.2 ms per MB in huge pages it took back, and
 //! 0.4–0.6 ms per MB in 4 KiB pages, whichever; in the benchmark's own order of
-//! runs, links of 105 MB took 164–347 ms with huge pages and 159–222 ms without,
+//! runs, links of 105 MB took 161–347 ms with huge pages and 159–242 ms without,
 //! and links of 420 MB the same time either way (docs/performance.md, twentieth
 //! session). So on such a host the link runs with 4 KiB pages: no `exec` at all.
 
@@ -79,8 +79,8 @@ pub fn status() -> String {
         "left to GLIBC_TUNABLES".into()
     } else {
         match NOT_ASKED.get() {
-            Some(why) if !why.is_empty() => format!("not asked for ({why})"),
-            _ => "not asked for".into(),
+            Some(why) => format!("not asked for ({why})"),
+            None => "not asked for".into(),
         }
     }
 }

@@ -67,21 +67,20 @@ pub fn restore_environment() {
     }
 }
 
-/// Why this process was not executed again with huge pages, set by [`reexec_for`].
-static NOT_ASKED: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+/// Set by [`reexec_for`] when it did not ask because the host takes back free memory.
+static HOST_RECLAIMS: AtomicBool = AtomicBool::new(false);
 
 /// For `--stats`: whether glibc was asked for huge pages, or the user's
 /// `GLIBC_TUNABLES` decides, or why not.
-pub fn status() -> String {
+pub fn status() -> &'static str {
     if EXECUTED.load(Ordering::Relaxed) {
-        "asked for".into()
+        "asked for"
     } else if tunable_set(std::env::var_os("GLIBC_TUNABLES").as_ref()) {
-        "left to GLIBC_TUNABLES".into()
+        "left to GLIBC_TUNABLES"
+    } else if HOST_RECLAIMS.load(Ordering::Relaxed) {
+        "not asked for (the host takes back free memory: 4 KiB pages are steadier)"
     } else {
-        match NOT_ASKED.get() {
-            Some(why) => format!("not asked for ({why})"),
-            None => "not asked for".into(),
-        }
+        "not asked for"
     }
 }
 
@@ -127,7 +126,7 @@ pub fn reexec_for(inputs: &[PathBuf]) {
     }
     // `PTXLD_HUGE_PAGES=1` asks even there.
     if asked.as_ref().is_none_or(|v| v != "1") && host_reclaims_free_memory() {
-        let _ = NOT_ASKED.set("the host takes back free memory: 4 KiB pages are steadier");
+        HOST_RECLAIMS.store(true, Ordering::Relaxed);
         return;
     }
     let mut args = std::env::args_os();

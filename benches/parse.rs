@@ -693,6 +693,16 @@ fn main() {
         println!("benchmark skipped: run it with `just bench` (cargo bench)");
         return;
     }
+    // `cargo bench --bench parse -- cross`: only the cross-referencing sets (issue
+    // 7's targets), for a quicker look than the whole benchmark.
+    if std::env::args().any(|a| a == "cross") {
+        let mut log = String::new();
+        report_cross(&mut log);
+        let results = root().join("target/bench-results-cross.txt");
+        std::fs::write(&results, log).unwrap();
+        println!("(results also in {})", results.display());
+        return;
+    }
     let ld = libdevice();
     in_process(&ld);
     report("libdevice", std::slice::from_ref(&ld));

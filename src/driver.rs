@@ -208,9 +208,24 @@ impl Outcome {
         w: &mut dyn std::io::Write,
         file: Option<&std::fs::File>,
     ) -> std::io::Result<()> {
+        self.write_to_then(w, file, &|| {})
+    }
+
+    /// Like [`Outcome::write_to`], calling `after_reads` once the inputs are not
+    /// read any more (see [`crate::link::Rope::write_to_then`]; at once for an
+    /// output held in memory).
+    pub fn write_to_then(
+        &self,
+        w: &mut dyn std::io::Write,
+        file: Option<&std::fs::File>,
+        after_reads: &(dyn Fn() + Sync),
+    ) -> std::io::Result<()> {
         match &self.output {
-            Output::Bytes(b) => w.write_all(b),
-            Output::Ptx { rope, .. } => rope.write_to(&self.srcs(), w, file),
+            Output::Bytes(b) => {
+                after_reads();
+                w.write_all(b)
+            }
+            Output::Ptx { rope, .. } => rope.write_to_then(&self.srcs(), w, file, after_reads),
         }
     }
 
@@ -755,34 +770,32 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
     let result = link_job(job).and_then(|mut o| {
         let t = Stopwatch::start();
         // Whether an input changed: one `stat` per input (thousands in a large
-        // link), in parallel; the first changed input in command-line order is the
-        // one reported, and it fails the link.
+        // link); the first changed input in command-line order is the one
+        // reported, and it fails the link.
         let changed = std::sync::OnceLock::new();
-        let check = || {
-            let first = o
-                .stamps
-                .par_iter()
-                .find_first(|(path, before)| stamp(path).1 != *before);
-            if let Some((path, _)) = first {
-                let _ = changed.set(path.clone());
-            }
-        };
+        let first_changed = |(path, before): &&Stamp| stamp(path).1 != *before;
         // Standard output cannot be taken back: checked before anything is
-        // written. A file is checked while it is written, before it replaces
-        // anything.
+        // written, in parallel.
         let to_stdout = job.output == Path::new("-");
         if to_stdout {
-            check();
+            if let Some((path, _)) = o.stamps.par_iter().find_first(first_changed) {
+                let _ = changed.set(path.clone());
+            }
         }
+        // A file is checked after the inputs were read for the last time, by the
+        // thread that read them (while the writer writes the last chunks), before
+        // it replaces anything.
+        let after_reads = || {
+            if !to_stdout {
+                if let Some((path, _)) = o.stamps.iter().find(first_changed) {
+                    let _ = changed.set(path.clone());
+                }
+            }
+        };
         let written = match changed.get() {
             Some(_) => Ok(()),
             None => write_atomic_with(&job.output, &mut |w, file| {
-                rayon::in_place_scope(|s| {
-                    if !to_stdout {
-                        s.spawn(|_| check());
-                    }
-                    o.write_to(w, file)
-                })?;
+                o.write_to_then(w, file, &after_reads)?;
                 match changed.get() {
                     Some(_) => Err(std::io::Error::other("an input changed")),
                     None => Ok(()),

@@ -45,6 +45,9 @@ use memmap2::Mmap;
 /// The largest input ptxld accepts: spans are `u32` byte offsets.
 pub const MAX_INPUT_LEN: u64 = u32::MAX as u64;
 
+/// The most parts one [`Bytes::read_scattered_at`] fills (Linux's `IOV_MAX`).
+pub const MAX_PARTS: usize = 1024;
+
 /// How many first bytes of a mapped file [`Bytes::head`] holds.
 pub const HEAD_LEN: usize = 64;
 
@@ -158,6 +161,55 @@ impl Bytes {
         }
         let _ = (lo, len);
         None
+    }
+
+    /// Reads the consecutive bytes from `lo` of a mapped file kept open into `parts`,
+    /// in order (one `preadv`: the first part gets the first bytes, and so on), without
+    /// touching the mapping. False, with the parts' contents unspecified, if that is
+    /// not possible: no open file, a read error, a file shorter than the mapping or
+    /// than the parts, or more than [`MAX_PARTS`] parts.
+    ///
+    /// # Safety
+    /// Each part must be valid for writes of its length, and no part may overlap
+    /// memory that anything else reads or writes meanwhile (parts may overlap each
+    /// other: the kernel writes them in order).
+    pub unsafe fn read_scattered_at(&self, lo: u64, parts: &[(*mut u8, usize)]) -> bool {
+        #[cfg(unix)]
+        if let Bytes::Mapped(map, _, Some(f)) = self {
+            use std::os::fd::AsRawFd;
+            let total: usize = parts.iter().map(|p| p.1).sum();
+            if parts.len() > MAX_PARTS || lo + total as u64 > map.len as u64 {
+                return false;
+            }
+            let iov: Vec<libc::iovec> = parts
+                .iter()
+                .map(|&(base, len)| libc::iovec {
+                    iov_base: base.cast(),
+                    iov_len: len,
+                })
+                .collect();
+            loop {
+                // SAFETY: the caller vouches for every part; the kernel writes at
+                // most `total` bytes into them, in order.
+                let n = unsafe {
+                    libc::preadv(
+                        f.as_raw_fd(),
+                        iov.as_ptr(),
+                        iov.len() as libc::c_int,
+                        lo as libc::off_t,
+                    )
+                };
+                match n {
+                    // A regular file reads whole unless it ends first (cut short
+                    // meanwhile): the caller falls back to the mapping.
+                    n if n >= 0 => return n as usize == total,
+                    _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+                    _ => return false,
+                }
+            }
+        }
+        let _ = (lo, parts);
+        false
     }
 
     /// Appends bytes `lo..lo + len` of a mapped file kept open to `out` at its file

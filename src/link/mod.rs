@@ -21,7 +21,6 @@ mod gc;
 pub mod header;
 mod map;
 mod names;
-mod pager;
 mod report;
 mod resolve;
 pub mod rope;

@@ -8,16 +8,18 @@
 //!
 //! The text that comes before the definitions (prototypes, variables, `.file`) is
 //! taken from each module's [`KeptText`] copy, so the writer needs each input's
-//! source once, in order: [`Rope::write_to`] reads each run of a module's pieces from
-//! its file just before writing them, and drops the text after (`link::pager`;
-//! docs/performance.md).
+//! source once, in order: [`Rope::write_to`] reads the pieces from the files into
+//! chunks of output just before writing them, and reuses the chunks' buffers
+//! (`assemble`; docs/performance.md).
+
+mod assemble;
 
 use std::fs::File;
-use std::io::{self, IoSlice, Write};
+use std::io::{self, Write};
 
-use super::pager::{Reader, Run, RunText};
 use crate::input::Bytes;
 use crate::ir::KeptText;
+use assemble::{Assembler, Chunk};
 
 /// Pieces whose source is [`Rope::arena`] rather than an input module.
 const ARENA: u32 = u32::MAX;
@@ -64,16 +66,6 @@ impl<'a> Text<'a> {
 /// one vectored write are cheaper (docs/performance.md).
 const COPY_MIN: u32 = 64 << 10;
 
-/// How many slices one `writev` call gets (Linux's `IOV_MAX` is 1024).
-const SLICES_PER_WRITE: usize = 1024;
-
-/// About how many bytes of input text one batch of runs holds: the writer writes a
-/// batch with as few `writev` calls as [`SLICES_PER_WRITE`] allows. Larger writes
-/// are much cheaper for the kernel: writing 105 MB to ext4 (Linux 6.18) took 48–53 ms
-/// in writes of 16–35 KB (one module's run each) and 23–29 ms in writes of 128 KB
-/// to 1 MB, which get larger page-cache folios (docs/performance.md).
-const BATCH_BYTES: u64 = 1 << 20;
-
 /// The longest appended chunk whose first piece may join the rope's last piece
 /// ([`Rope::append`]).
 const JOIN_MOVES_AT_MOST: usize = 4096;
@@ -97,8 +89,7 @@ struct Piece {
 #[derive(Clone, Debug, Default)]
 struct Pieces {
     chunks: Vec<Vec<Piece>>,
-    /// The index of each chunk's first piece among all the pieces.
-    starts: Vec<usize>,
+    /// How many pieces in all.
     len: usize,
 }
 
@@ -110,6 +101,7 @@ impl PartialEq for Pieces {
 }
 
 impl Pieces {
+    #[cfg(test)]
     fn len(&self) -> usize {
         self.len
     }
@@ -137,23 +129,12 @@ impl Pieces {
         if chunk.is_empty() {
             return;
         }
-        self.starts.push(self.len);
         self.len += chunk.len();
         self.chunks.push(chunk);
     }
 
     fn iter(&self) -> impl Iterator<Item = &Piece> {
         self.chunks.iter().flatten()
-    }
-
-    /// Pieces `lo..hi` (indices among all the pieces).
-    fn range(&self, lo: usize, hi: usize) -> impl Iterator<Item = &Piece> {
-        let first = self.starts.partition_point(|&s| s <= lo).saturating_sub(1);
-        self.chunks[first..]
-            .iter()
-            .zip(&self.starts[first..])
-            .take_while(move |&(_, &s)| s < hi)
-            .flat_map(move |(c, &s)| &c[lo.max(s) - s..hi.min(s + c.len()) - s])
     }
 }
 
@@ -211,7 +192,6 @@ impl Rope {
     pub fn append_all(&mut self, parts: Vec<Rope>) {
         let chunks = parts.iter().map(|p| p.pieces.chunks.len()).sum::<usize>();
         self.pieces.chunks.reserve(chunks);
-        self.pieces.starts.reserve(chunks);
         self.arena
             .reserve(parts.iter().map(|p| p.arena.len()).sum::<usize>());
         for part in parts {
@@ -297,78 +277,55 @@ impl Rope {
         out
     }
 
-    /// Writes the output to `w` with vectored writes. The text of mapped inputs is
-    /// read run by run (by a helper thread when there are two or more; see
-    /// `link::pager`) rather than through their mappings, and written in batches of
-    /// runs of about `BATCH_BYTES`. When `w` writes to the file `out`, large pieces
-    /// of input files are copied by the kernel instead (64 KiB and more).
+    /// Writes the output to `w` in chunks of about a megabyte, assembled from the
+    /// inputs' files ahead of the writer (by a helper thread when the pool has two
+    /// or more; see `assemble`). When `w` writes to the file `out`, large pieces of
+    /// input files are copied by the kernel instead (64 KiB and more).
     pub fn write_to(
         &self,
         srcs: &[ModuleText<'_>],
         w: &mut dyn Write,
         out: Option<&File>,
     ) -> io::Result<()> {
-        let mut copy = Copier { out, works: true };
-        let runs = self.runs(srcs, copy.out.is_some());
-        let first = runs.first().map_or(self.pieces.len(), |r| r.start);
-        self.write_pieces(self.pieces.range(0, first), &[], &[], srcs, w, &mut copy)?;
-        Reader::scope(&runs, srcs, BATCH_BYTES, |reader| {
-            // A batch of runs never waits for a run that would take it over the
-            // batch size: the reader then holds back nothing the writer needs (its
-            // read-ahead is bounded by bytes in flight).
-            while let Some(batch) = reader.next_batch() {
-                let end = runs.get(batch.end).map_or(self.pieces.len(), |r| r.start);
-                let pieces = self.pieces.range(runs[batch.start].start, end);
-                let batch_runs = &runs[batch.start..batch.end];
-                self.write_pieces(pieces, batch_runs, &batch.texts, srcs, w, &mut copy)?;
-                reader.done(&batch);
-            }
-            w.flush()
-        })
+        self.write_to_then(srcs, w, out, &|| {})
     }
 
-    /// Writes `pieces`: those of each of `runs` (whose pieces they are, in order)
-    /// from its text when it was read, and the pieces the kernel copies
-    /// ([`Rope::copied`]) through `copy`.
-    fn write_pieces<'p>(
+    /// Like [`Rope::write_to`], calling `after_reads` (on whichever thread read
+    /// last) once no input file is read any more, before the last bytes are
+    /// written: a check that the inputs did not change meanwhile costs the writer
+    /// nothing there. After a failed write it may or may not have been called.
+    pub fn write_to_then(
         &self,
-        pieces: impl Iterator<Item = &'p Piece>,
-        runs: &[Run],
-        texts: &[RunText],
         srcs: &[ModuleText<'_>],
         w: &mut dyn Write,
-        copy: &mut Copier<'_>,
+        out: Option<&File>,
+        after_reads: &(dyn Fn() + Sync),
     ) -> io::Result<()> {
-        let copying = copy.out.is_some();
-        let offset = runs.first().map_or(0, |r| r.start);
-        let mut out = Gather::default();
-        // The run whose pieces these are: the last one starting at or before them.
-        let mut run = 0;
-        for (i, p) in pieces.enumerate() {
-            while runs.get(run + 1).is_some_and(|r| r.start <= offset + i) {
-                run += 1;
-            }
-            if copying && self.copied(p, srcs) {
-                out.flush(w)?;
-                if copy.copy(p, srcs)? {
-                    continue;
-                }
-                // The kernel cannot copy: from the mapping (the pager did not read it).
-                w.write_all(self.slice(p, srcs))?;
-                continue;
-            }
-            out.push(
-                w,
-                match (runs.get(run), texts.get(run)) {
-                    (Some(r), Some(Some(text))) if self.in_file(p, srcs) => {
-                        let at = (p.lo - r.lo) as usize;
-                        &text[at..at + p.len as usize]
+        let mut copy = Copier { out, works: true };
+        let asm = Assembler::new(self, srcs, out.is_some());
+        assemble::pipeline(
+            asm,
+            |chunk| match chunk {
+                Chunk::Bytes(b) => w.write_all(b),
+                Chunk::Copy(p) => {
+                    if copy.copy(p, srcs)? {
+                        return Ok(());
                     }
-                    _ => self.slice(p, srcs),
-                },
-            )?;
-        }
-        out.flush(w)
+                    // The kernel cannot copy: from the mapping.
+                    w.write_all(self.slice(p, srcs))
+                }
+                Chunk::Mapped(p) => {
+                    w.write_all(self.slice(p, srcs))?;
+                    // Parsing left the file's pages out of memory: so does the writer.
+                    if let Some(pages) = srcs[p.src as usize].pages {
+                        pages.release();
+                    }
+                    Ok(())
+                }
+            },
+            after_reads,
+        )?;
+        w.flush()
     }
 
     /// True if `p` is source bytes of a module with a file.
@@ -383,38 +340,6 @@ impl Rope {
     /// of a file, at least [`COPY_MIN`] of them.
     fn copied(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
         p.len >= COPY_MIN && self.in_file(p, srcs)
-    }
-
-    /// The runs of pieces from one mapped module's source, in output order. With
-    /// `copying`, pieces the kernel copies are left out, and a run ends at one (so
-    /// that the pager does not read the bytes around it).
-    fn runs(&self, srcs: &[ModuleText<'_>], copying: bool) -> Vec<Run> {
-        let mut runs: Vec<Run> = Vec::new();
-        let mut split = false;
-        for (i, p) in self.pieces.iter().enumerate() {
-            if copying && self.copied(p, srcs) {
-                split = true;
-                continue;
-            }
-            if !self.in_file(p, srcs) {
-                continue;
-            }
-            let (lo, hi) = (p.lo, p.lo + u64::from(p.len));
-            match runs.last_mut() {
-                Some(r) if r.module == p.src && !split => {
-                    r.lo = r.lo.min(lo);
-                    r.hi = r.hi.max(hi);
-                }
-                _ => runs.push(Run {
-                    module: p.src,
-                    start: i,
-                    lo,
-                    hi,
-                }),
-            }
-            split = false;
-        }
-        runs
     }
 }
 
@@ -437,81 +362,6 @@ impl Copier<'_> {
         self.works = pages.copy_to(p.lo, u64::from(p.len), out)?;
         Ok(self.works)
     }
-}
-
-/// Bytes gathered for one `writev`: slices of the texts, except that short pieces
-/// are copied together into one buffer. The prototypes and variables are tens of
-/// thousands of pieces of a few dozen bytes; as slices they filled a `writev` with
-/// 1,024 slices every 57 KB, and the kernel writes small writes slower (see
-/// [`BATCH_BYTES`]).
-#[derive(Default)]
-struct Gather<'a> {
-    parts: Vec<Part<'a>>,
-    staged: Vec<u8>,
-}
-
-/// One slice of a [`Gather`].
-enum Part<'a> {
-    Text(&'a [u8]),
-    /// A range of [`Gather::staged`].
-    Staged(usize, usize),
-}
-
-/// Pieces shorter than this are copied into [`Gather::staged`].
-const STAGE_BELOW: usize = 256;
-
-impl<'a> Gather<'a> {
-    fn push(&mut self, w: &mut dyn Write, bytes: &'a [u8]) -> io::Result<()> {
-        if bytes.len() >= STAGE_BELOW {
-            self.parts.push(Part::Text(bytes));
-        } else {
-            let lo = self.staged.len();
-            self.staged.extend_from_slice(bytes);
-            let hi = self.staged.len();
-            match self.parts.last_mut() {
-                Some(Part::Staged(_, end)) if *end == lo => *end = hi,
-                _ => self.parts.push(Part::Staged(lo, hi)),
-            }
-        }
-        if self.parts.len() == SLICES_PER_WRITE || self.staged.len() as u64 >= BATCH_BYTES {
-            self.flush(w)?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, w: &mut dyn Write) -> io::Result<()> {
-        let mut slices: Vec<IoSlice<'_>> = self
-            .parts
-            .iter()
-            .map(|p| match *p {
-                Part::Text(t) => IoSlice::new(t),
-                Part::Staged(lo, hi) => IoSlice::new(&self.staged[lo..hi]),
-            })
-            .collect();
-        write_all_vectored(w, &mut slices)?;
-        self.parts.clear();
-        self.staged.clear();
-        Ok(())
-    }
-}
-
-/// `Write::write_all_vectored` is not stable yet: the same loop over `writev`.
-fn write_all_vectored(w: &mut dyn Write, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
-    IoSlice::advance_slices(&mut bufs, 0);
-    while !bufs.is_empty() {
-        match w.write_vectored(bufs) {
-            Ok(0) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "failed to write the whole output",
-                ))
-            }
-            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -557,8 +407,19 @@ mod tests {
         r.push_src(0, 5, 9); // small, after a copy: a run of its own
         r.push_src(0, 200_000, 299_999); // copied
         r.push_src(0, 150_000, 150_100); // small, after a copy: a third run
-        assert_eq!(r.runs(&srcs, true).len(), 3);
-        assert_eq!(r.runs(&srcs, false).len(), 1);
+                                         // Copying: small pieces, a copy, small pieces, a copy, small pieces.
+        let kinds = |copying| -> Vec<char> {
+            assemble::chunks(&r, &srcs, copying)
+                .iter()
+                .map(|c| match c {
+                    Chunk::Bytes(_) => 'b',
+                    Chunk::Copy(_) => 'c',
+                    Chunk::Mapped(_) => 'm',
+                })
+                .collect()
+        };
+        assert_eq!(kinds(true), ['b', 'c', 'b', 'c', 'b']);
+        assert_eq!(kinds(false), ['b']);
         let want = r.to_vec(&srcs);
         // An output on another file system (tmpfs) makes the kernel refuse the copy
         // (EXDEV): the writer then falls back to the mapping.
@@ -636,10 +497,11 @@ mod tests {
             r.push_src(0, 14, 16); // the file again (same run: module 1 has no file)
             let want = b"bc012-4YZef".to_vec();
             assert_eq!(r.to_vec(&srcs), want);
-            assert_eq!(
-                r.runs(&srcs, false).len(),
-                usize::from(file.is_readable_file())
-            );
+            // The three pieces of the file, with short gaps between them, are read
+            // with one `preadv` (when the file is open).
+            let mut asm = Assembler::new(&r, &srcs, false);
+            assert!(matches!(asm.next(Vec::new()), Some(Chunk::Bytes(b)) if b == want));
+            assert_eq!(asm.file_reads, usize::from(file.is_readable_file()));
             for threads in [1, 2] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
                 let mut out = Vec::new();
@@ -665,20 +527,14 @@ mod tests {
             self.out.extend_from_slice(buf);
             Ok(buf.len())
         }
-        fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-            self.calls += 1;
-            let n = bufs.iter().map(|b| b.len()).sum();
-            bufs.iter().for_each(|b| self.out.extend_from_slice(b));
-            Ok(n)
-        }
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
     }
 
-    /// Runs of several files, over several batches, with short pieces between them
-    /// (copied together) and long ones (their own slices): the output is the
-    /// buffer's, with one and two threads, in far fewer writes than pieces.
+    /// Pieces of several files, over several chunks, short and long, with new text
+    /// between them: the output is the buffer's, with one and two threads, in far
+    /// fewer writes than pieces.
     #[test]
     fn batches_of_runs_and_gathered_short_pieces_write_like_the_buffer() {
         let dir = std::env::temp_dir().join(format!("ptxld-rope-batch-{}", std::process::id()));
@@ -720,27 +576,13 @@ mod tests {
             parts.push(part);
         }
         let want = r.to_vec(&srcs);
-        assert!(r.runs(&srcs, false).len() >= 100 && want.len() as u64 > 2 * BATCH_BYTES);
+        assert!(want.len() > 2 * assemble::CHUNK);
         // The same rope from parts, as the layout appends modules: the pieces stay
         // in the parts' arrays, and runs and batches reach across them.
         let mut chunked = Rope::new();
         chunked.append_all(parts);
         assert_eq!(chunked.pieces.chunks.len(), 40);
         assert!(chunked.pieces == r.pieces && chunked.to_vec(&srcs) == want);
-        let flat: Vec<Piece> = r.pieces.iter().copied().collect();
-        let n = flat.len();
-        for (lo, hi) in [
-            (0, 0),
-            (0, 5),
-            (11, 12),
-            (11, 13),
-            (3, 170),
-            (12, n),
-            (n, n),
-        ] {
-            let range: Vec<Piece> = chunked.pieces.range(lo, hi).copied().collect();
-            assert_eq!(range, flat[lo..hi], "{lo}..{hi}");
-        }
         for (threads, r) in [(1, &r), (2, &r), (1, &chunked), (2, &chunked)] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
             let mut out = Counting {

@@ -1,0 +1,615 @@
+//! The output in contiguous chunks, assembled ahead of the writer.
+//!
+//! Parsing reads each mapped input through a copy and never touches its mapping
+//! (`frontend::parse_from_copy`), so at the end of parsing no input page is
+//! resident. The writer needs every input's text once more, in output order. Mapping
+//! the pages back in and releasing them behind the writer would cost a TLB
+//! shootdown per module (an interrupt to every core the process runs on); instead
+//! the text is read again from the open files.
+//!
+//! The reads go straight to where the bytes belong in the output: the pieces of one
+//! module's source that follow each other in the output are read with one `preadv`
+//! whose parts are their places in a chunk of about [`CHUNK`] bytes (the bytes
+//! between them, such as an identifier being renamed, go to a scratch buffer), and
+//! the new text and kept copies between them are copied in. The writer then writes
+//! each chunk with one plain `write`: the kernel copies every byte twice, as `cat`
+//! does, and the writer does nothing else. With two or more threads in the pool a
+//! helper thread assembles chunks ahead of the writer, which hands the buffers back
+//! (docs/performance.md).
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{
+    channel, sync_channel, Receiver, Sender, SyncSender, TryRecvError, TrySendError,
+};
+use std::time::{Duration, Instant};
+
+use super::{ModuleText, Piece, Rope};
+use crate::input::MAX_PARTS;
+
+/// About how many bytes one chunk holds. Writes of 128 KB to 1 MB get large
+/// page-cache folios; writes of 16–35 KB took twice as long (docs/performance.md).
+pub(super) const CHUNK: usize = 1 << 20;
+
+/// How many chunks the helper assembles ahead of the writer.
+const AHEAD: usize = 4;
+
+/// Source pieces larger than this are written from the file's mapping, whose pages
+/// are released after: a chunk never holds more than this (plus [`CHUNK`]).
+const MAX_COPY: u32 = 16 << 20;
+
+/// The longest run of bytes between two pieces of one file that a `preadv` reads
+/// into the scratch buffer rather than ending there.
+const MAX_GAP: usize = 4096;
+
+/// One unit of output, in order.
+pub(super) enum Chunk {
+    /// Output bytes, in a buffer the writer may hand back.
+    Bytes(Vec<u8>),
+    /// A piece of an input file for the kernel to copy into the output file.
+    Copy(Piece),
+    /// A piece of an input file written from its mapping (pages released after).
+    Mapped(Piece),
+}
+
+/// A source piece of a file, to be read into a chunk at `at`.
+#[derive(Clone, Copy)]
+struct Read {
+    module: u32,
+    lo: u64,
+    len: usize,
+    at: usize,
+}
+
+/// Walks a rope's pieces and fills chunks with their bytes.
+pub(super) struct Assembler<'r, 'a> {
+    rope: &'r Rope,
+    srcs: &'r [ModuleText<'a>],
+    /// Whether file pieces of at least `COPY_MIN` bytes become [`Chunk::Copy`].
+    copying: bool,
+    /// The next piece: its chunk of the rope's pieces, and its index there.
+    chunk: usize,
+    at: usize,
+    /// The file reads of the chunk being assembled.
+    reads: Vec<Read>,
+    /// Where the bytes between pieces of one file go.
+    gap: Vec<u8>,
+    parts: Vec<(*mut u8, usize)>,
+    /// How many `preadv` calls were made (for tests).
+    pub file_reads: usize,
+}
+
+// SAFETY: `parts` only holds pointers while one `next` call runs; between calls
+// it is empty, and everything else is shared references to `Sync` data.
+unsafe impl Send for Assembler<'_, '_> {}
+
+impl<'r, 'a> Assembler<'r, 'a> {
+    pub fn new(rope: &'r Rope, srcs: &'r [ModuleText<'a>], copying: bool) -> Self {
+        Assembler {
+            rope,
+            srcs,
+            copying,
+            chunk: 0,
+            at: 0,
+            reads: Vec::new(),
+            gap: vec![0; MAX_GAP],
+            parts: Vec::new(),
+            file_reads: 0,
+        }
+    }
+
+    fn peek(&self) -> Option<Piece> {
+        self.rope.pieces.chunks.get(self.chunk).map(|c| c[self.at])
+    }
+
+    fn advance(&mut self) {
+        self.at += 1;
+        if self.at == self.rope.pieces.chunks[self.chunk].len() {
+            self.chunk += 1;
+            self.at = 0;
+        }
+    }
+
+    /// The next chunk of output, assembled in `buf` when it is bytes (its contents
+    /// are dropped); `None` after the last.
+    pub fn next(&mut self, mut buf: Vec<u8>) -> Option<Chunk> {
+        buf.clear();
+        if buf.capacity() < CHUNK {
+            buf.reserve(CHUNK);
+        }
+        let (rope, srcs) = (self.rope, self.srcs);
+        // Bytes placed so far; `buf.len()` stays 0 until all of them are written.
+        let mut filled = 0;
+        while let Some(p) = self.peek() {
+            let in_file = rope.in_file(&p, srcs);
+            if in_file && (p.len > MAX_COPY || self.copying && rope.copied(&p, srcs)) {
+                if filled > 0 {
+                    break;
+                }
+                self.advance();
+                return Some(if rope.copied(&p, srcs) && self.copying {
+                    Chunk::Copy(p)
+                } else {
+                    Chunk::Mapped(p)
+                });
+            }
+            let len = p.len as usize;
+            if filled > 0 && filled + len > CHUNK {
+                break;
+            }
+            if filled == 0 {
+                // Nothing placed yet: growing the buffer moves nothing.
+                buf.reserve(len);
+            }
+            if in_file {
+                self.reads.push(Read {
+                    module: p.src,
+                    lo: p.lo,
+                    len,
+                    at: filled,
+                });
+            } else {
+                let bytes = rope.slice(&p, srcs);
+                // SAFETY: `filled + len <= capacity` (reserved above, or checked
+                // against CHUNK <= capacity); the source is not the buffer.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        bytes.as_ptr(),
+                        buf.as_mut_ptr().add(filled),
+                        len,
+                    );
+                }
+            }
+            filled += len;
+            self.advance();
+        }
+        if filled == 0 {
+            return None;
+        }
+        self.read_files(&mut buf);
+        // SAFETY: every byte below `filled` was copied above or read by
+        // `read_files`, which fills every read's place.
+        unsafe { buf.set_len(filled) };
+        Some(Chunk::Bytes(buf))
+    }
+
+    /// Fills the places of this chunk's file reads: each group of reads of one
+    /// file that follow each other in it (with short gaps) in one `preadv`, or
+    /// from the file's mapping where that fails.
+    fn read_files(&mut self, buf: &mut Vec<u8>) {
+        let reads = std::mem::take(&mut self.reads);
+        let base = buf.as_mut_ptr();
+        let gap = self.gap.as_mut_ptr();
+        let mut i = 0;
+        while i < reads.len() {
+            let first = reads[i];
+            let mut end = first.lo + first.len as u64;
+            self.parts.clear();
+            // SAFETY (of every `base.add`): each read's place lies below the
+            // chunk's `filled`, within the buffer's capacity.
+            self.parts.push((unsafe { base.add(first.at) }, first.len));
+            let mut j = i + 1;
+            while let Some(r) = reads.get(j) {
+                let skip = r.lo.wrapping_sub(end) as usize;
+                if r.module != first.module || r.lo < end || skip > MAX_GAP {
+                    break;
+                }
+                if self.parts.len() + 2 > MAX_PARTS {
+                    break;
+                }
+                if skip > 0 {
+                    self.parts.push((gap, skip));
+                }
+                self.parts.push((unsafe { base.add(r.at) }, r.len));
+                end = r.lo + r.len as u64;
+                j += 1;
+            }
+            let src = self.srcs[first.module as usize];
+            self.file_reads += 1;
+            // SAFETY: the places are distinct ranges of the buffer's spare capacity
+            // and the scratch buffer, which nothing else uses meanwhile.
+            let read = src
+                .pages
+                .is_some_and(|f| unsafe { f.read_scattered_at(first.lo, &self.parts) });
+            if !read {
+                // From the mapping (a file that cannot be read whole, or none open).
+                for r in &reads[i..j] {
+                    let bytes = &src.src.get()[r.lo as usize..r.lo as usize + r.len];
+                    // SAFETY: as above; the mapping is not the buffer.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(r.at), r.len);
+                    }
+                }
+            }
+            i = j;
+        }
+        self.parts.clear();
+        self.reads = reads;
+        self.reads.clear();
+    }
+}
+
+/// Calls `write_chunk` with each chunk `asm` assembles, in order, recycling the
+/// buffers: assembled by a helper thread ahead of the writer when the pool has two
+/// or more threads, else here, one at a time. `after_reads` is called once the
+/// inputs were read for the last time: by the helper after its last chunk, and
+/// again by the writer if it read a file itself ([`Chunk::Copy`],
+/// [`Chunk::Mapped`]) after that began. After a failed write (the error is
+/// returned) it may or may not have been called.
+pub(super) fn pipeline(
+    mut asm: Assembler<'_, '_>,
+    mut write_chunk: impl FnMut(&Chunk) -> io::Result<()>,
+    after_reads: &(dyn Fn() + Sync),
+) -> io::Result<()> {
+    if rayon::current_num_threads() < 2 {
+        let mut buf = Vec::new();
+        while let Some(chunk) = asm.next(buf) {
+            write_chunk(&chunk)?;
+            buf = match chunk {
+                Chunk::Bytes(b) => b,
+                _ => Vec::new(),
+            };
+        }
+        after_reads();
+        return Ok(());
+    }
+    let (tx, rx) = sync_channel::<Chunk>(AHEAD);
+    let (back, spare): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = channel();
+    // Set by the helper once its last chunk is made, just before it calls
+    // `after_reads`; the writer calls it again if it read a file after that.
+    let checking = AtomicBool::new(false);
+    let mut late_read = false;
+    std::thread::scope(|s| {
+        // Owned here, so that returning early (a write failed) drops them before
+        // the scope waits for the helper: its `send` or `recv` then fails.
+        let (rx, back) = (rx, back);
+        let checking = &checking;
+        s.spawn(move || {
+            // At most AHEAD in the channel, one being written, one being assembled.
+            let mut made = 0;
+            loop {
+                let buf = match spare.try_recv() {
+                    Ok(b) => b,
+                    Err(_) if made < AHEAD + 2 => {
+                        made += 1;
+                        Vec::new()
+                    }
+                    // The writer hands one back, or stopped (dropping its end).
+                    Err(_) => match poll(|| poll_recv(&spare), || spare.recv().ok()) {
+                        Some(b) => b,
+                        None => return,
+                    },
+                };
+                let Some(chunk) = asm.next(buf) else {
+                    checking.store(true, Ordering::SeqCst);
+                    after_reads();
+                    return;
+                };
+                let sent = send_polling(&tx, chunk);
+                if !sent {
+                    return; // the writer stopped (a write failed)
+                }
+            }
+        });
+        while let Some(chunk) = poll(|| poll_recv(&rx), || rx.recv().ok()) {
+            write_chunk(&chunk)?;
+            match chunk {
+                // A chunk grown for one large piece is not kept.
+                Chunk::Bytes(b) if b.capacity() <= 2 * CHUNK => {
+                    let _ = back.send(b);
+                }
+                Chunk::Bytes(_) => {}
+                // Read here after the helper's check began: checked again.
+                Chunk::Copy(_) | Chunk::Mapped(_) => {
+                    late_read |= checking.load(Ordering::SeqCst);
+                }
+            }
+        }
+        Ok::<(), io::Error>(())
+    })?;
+    if late_read {
+        after_reads();
+    }
+    Ok(())
+}
+
+/// How long a thread of the pipeline polls for the other (yielding its CPU to any
+/// other runnable thread between attempts) before it blocks. A thread that blocks
+/// is woken by the other, and the scheduler then often runs the two on one CPU
+/// for many milliseconds, one waiting while the other works, with the second
+/// CPU idle (seen in `perf sched` of the x1 link: writing took 32–42 ms instead of
+/// 23–25). Neither waits longer than about a chunk's write (0.2 ms) in a link.
+const POLL_FOR: Duration = Duration::from_millis(5);
+
+/// `attempt()` until it gives a value, for up to [`POLL_FOR`]; then `block()`.
+fn poll<T>(mut attempt: impl FnMut() -> Option<T>, block: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = attempt() {
+            return v;
+        }
+        if start.elapsed() > POLL_FOR {
+            return block();
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Sends `v`, polling as [`poll`] does while the channel is full; false once the
+/// receiver is gone.
+fn send_polling<T>(tx: &SyncSender<T>, mut v: T) -> bool {
+    let start = Instant::now();
+    loop {
+        match tx.try_send(v) {
+            Ok(()) => return true,
+            Err(TrySendError::Disconnected(_)) => return false,
+            Err(TrySendError::Full(back)) if start.elapsed() > POLL_FOR => {
+                return tx.send(back).is_ok()
+            }
+            Err(TrySendError::Full(back)) => v = back,
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// One `try_recv`: `None` to try again, `Some(None)` once the sender is gone.
+fn poll_recv<T>(rx: &Receiver<T>) -> Option<Option<T>> {
+    match rx.try_recv() {
+        Ok(v) => Some(Some(v)),
+        Err(TryRecvError::Empty) => None,
+        Err(TryRecvError::Disconnected) => Some(None),
+    }
+}
+
+/// Every chunk of `rope`, assembled in order (tests).
+#[cfg(test)]
+pub(super) fn chunks(rope: &Rope, srcs: &[ModuleText<'_>], copying: bool) -> Vec<Chunk> {
+    let mut asm = Assembler::new(rope, srcs, copying);
+    std::iter::from_fn(|| asm.next(Vec::new())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Bytes;
+    use crate::ir::KeptText;
+    use crate::link::rope::Text;
+    use std::sync::atomic::AtomicUsize;
+
+    static NOTHING_KEPT: KeptText = KeptText {
+        text: Vec::new(),
+        spans: Vec::new(),
+    };
+
+    /// Files in a fresh directory, opened as a link opens its inputs.
+    fn files(tag: &str, texts: &[Vec<u8>]) -> (std::path::PathBuf, Vec<Bytes>) {
+        let dir = std::env::temp_dir().join(format!("ptxld-assemble-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        crate::input::keep_files_open(64);
+        let open = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let path = dir.join(format!("m{i}.ptx"));
+                std::fs::write(&path, t).unwrap();
+                let b = crate::input::read_path(&path).unwrap();
+                assert!(b.is_readable_file());
+                b
+            })
+            .collect();
+        (dir, open)
+    }
+
+    fn srcs(files: &[Bytes]) -> Vec<ModuleText<'_>> {
+        files
+            .iter()
+            .map(|f| ModuleText {
+                src: Text::File(f),
+                kept: &NOTHING_KEPT,
+                pages: Some(f),
+            })
+            .collect()
+    }
+
+    fn text(len: u32, seed: u32) -> Vec<u8> {
+        (0..len)
+            .map(|i| b'a' + ((i * 7 + seed) % 26) as u8)
+            .collect()
+    }
+
+    fn concat(chunks: &[Chunk], rope: &Rope, srcs: &[ModuleText<'_>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for c in chunks {
+            match c {
+                Chunk::Bytes(b) => out.extend_from_slice(b),
+                Chunk::Copy(p) | Chunk::Mapped(p) => out.extend_from_slice(rope.slice(p, srcs)),
+            }
+        }
+        out
+    }
+
+    /// Pieces of two files in every arrangement a `preadv` must not take in one
+    /// go (backwards, overlapping, far apart, another file between), with new text
+    /// between them, over several chunks: each chunk holds at most CHUNK bytes, the
+    /// chunks are the rope's bytes, and a run of nearby pieces of one file is one
+    /// read.
+    #[test]
+    fn chunks_hold_the_ropes_bytes_whatever_the_order_of_pieces() {
+        let (dir, open) = files("order", &[text(400_000, 1), text(300_000, 2)]);
+        let srcs = srcs(&open);
+        let mut r = Rope::new();
+        let mut pieces = 0;
+        for round in 0..60u32 {
+            let at = round * 5_000;
+            r.push_src(0, at, at + 40); // a run of nearby pieces: one read
+            r.push_bytes(b"$new");
+            r.push_src(0, at + 50, at + 4_000);
+            r.push_src(0, at + 4_010, at + 4_020);
+            r.push_src(0, at + 4_000, at + 4_012); // backwards and overlapping
+            r.push_src(1, at, at + 900); // the other file
+            r.push_src(0, at + 4_900, at + 4_950);
+            r.push_src(
+                0,
+                at + 4_950 + MAX_GAP as u32 + 1,
+                at + 4_960 + MAX_GAP as u32,
+            ); // far
+            r.push_bytes(format!("<{round}>").as_bytes());
+            pieces += 9;
+        }
+        let want = r.to_vec(&srcs);
+        assert!(
+            want.len() < 2 * CHUNK,
+            "the next test covers larger outputs"
+        );
+        let mut asm = Assembler::new(&r, &srcs, false);
+        let mut got = Vec::new();
+        while let Some(Chunk::Bytes(b)) = asm.next(Vec::new()) {
+            assert!(b.len() <= CHUNK);
+            got.extend_from_slice(&b);
+        }
+        assert!(got == want);
+        // Per round: the first three pieces, the overlapping one, the other file,
+        // the one after it, the far one.
+        assert_eq!(asm.file_reads, 60 * 5, "{pieces} pieces");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Outputs of several chunks, with pieces larger than a chunk: such a piece is
+    /// a chunk of its own (or a copy by the kernel when the output is a file), and
+    /// the chunks together are the rope's bytes.
+    #[test]
+    fn a_piece_larger_than_a_chunk_is_a_chunk_of_its_own() {
+        let big = CHUNK as u32 + 12_345;
+        let (dir, open) = files("large", &[text(3 * big, 3)]);
+        let srcs = srcs(&open);
+        let mut r = Rope::new();
+        for k in 0..3u32 {
+            r.push_src(0, k * big, k * big + 100);
+            r.push_bytes(b"|");
+            r.push_src(0, k * big + 200, (k + 1) * big); // larger than a chunk
+            r.push_bytes(b"|");
+        }
+        let want = r.to_vec(&srcs);
+        for copying in [false, true] {
+            let chunks = chunks(&r, &srcs, copying);
+            assert!(concat(&chunks, &r, &srcs) == want);
+            let large = chunks
+                .iter()
+                .filter(|c| match c {
+                    Chunk::Bytes(b) => b.len() > CHUNK,
+                    Chunk::Copy(p) => !copying || p.len as usize <= CHUNK,
+                    Chunk::Mapped(_) => true,
+                })
+                .count();
+            if copying {
+                assert_eq!(large, 0);
+                assert_eq!(
+                    chunks
+                        .iter()
+                        .filter(|c| matches!(c, Chunk::Copy(_)))
+                        .count(),
+                    3
+                );
+            } else {
+                assert_eq!(large, 3);
+            }
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The pipeline writes the chunks in order and calls `after_reads` once, with
+    /// one thread and with two; a failed write ends it (the helper stops too).
+    #[test]
+    fn the_pipeline_writes_in_order_and_checks_once_after_the_last_read() {
+        let (dir, open) = files("pipe", &[text(900_000, 4), text(900_000, 5)]);
+        let srcs = srcs(&open);
+        let mut r = Rope::new();
+        for k in 0..300u32 {
+            r.push_src(k % 2, k * 2_900, k * 2_900 + 2_500 + k);
+            r.push_bytes(format!("[{k}]").as_bytes());
+        }
+        let want = r.to_vec(&srcs);
+        assert!(want.len() > 3 * CHUNK / 4);
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+            let pool = pool.unwrap();
+            let checks = AtomicUsize::new(0);
+            let after = || {
+                checks.fetch_add(1, Ordering::SeqCst);
+            };
+            let mut out = Vec::new();
+            pool.install(|| {
+                pipeline(
+                    Assembler::new(&r, &srcs, false),
+                    |c| {
+                        let Chunk::Bytes(b) = c else { unreachable!() };
+                        out.extend_from_slice(b);
+                        Ok(())
+                    },
+                    &after,
+                )
+            })
+            .unwrap();
+            assert!(out == want, "{threads} threads");
+            assert_eq!(checks.load(Ordering::SeqCst), 1);
+            // A write that fails at the second chunk: the error comes back.
+            let mut longer = Rope::new();
+            for k in 0..150u32 {
+                let at = (k % 44) * 20_000;
+                longer.push_src(0, at, at + 19_000);
+                longer.push_bytes(b"\n");
+            }
+            let calls = AtomicUsize::new(0);
+            let failed = pool.install(|| {
+                pipeline(
+                    Assembler::new(&longer, &srcs, false),
+                    |_| match calls.fetch_add(1, Ordering::SeqCst) {
+                        0 => Ok(()),
+                        _ => Err(io::Error::other("disk full")),
+                    },
+                    &after,
+                )
+            });
+            assert_eq!(failed.unwrap_err().to_string(), "disk full");
+            assert_eq!(calls.load(Ordering::SeqCst), 2);
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A module whose file is not open (or cannot be read) is copied from its
+    /// bytes: kept copies and sources without files mix with read pieces.
+    #[test]
+    fn pieces_without_an_open_file_come_from_the_bytes() {
+        let (dir, open) = files("bytes", &[text(10_000, 6)]);
+        let plain: &[u8] = b"0123456789";
+        let mut kept = KeptText::default();
+        kept.keep(plain, crate::source::Span::new(2, 6));
+        let srcs = vec![
+            ModuleText {
+                src: Text::File(&open[0]),
+                kept: &NOTHING_KEPT,
+                pages: Some(&open[0]),
+            },
+            ModuleText {
+                src: Text::Slice(plain),
+                kept: &kept,
+                pages: None,
+            },
+        ];
+        let mut r = Rope::new();
+        r.push_src(0, 10, 20);
+        r.push_src(1, 1, 4);
+        r.push_kept(
+            1,
+            kept.offset_of(crate::source::Span::new(3, 5)).unwrap(),
+            2,
+        );
+        r.push_src(0, 20, 30);
+        let want = r.to_vec(&srcs);
+        let mut asm = Assembler::new(&r, &srcs, false);
+        assert!(matches!(asm.next(Vec::new()), Some(Chunk::Bytes(b)) if b == want));
+        assert!(asm.next(Vec::new()).is_none());
+        assert_eq!(asm.file_reads, 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

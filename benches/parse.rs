@@ -225,22 +225,33 @@ fn interleaved(n: usize, runs: &[&dyn Fn() -> Duration]) -> Vec<Vec<Duration>> {
 
 fn report_cross(log: &mut String) {
     let ptxld = env!("CARGO_BIN_EXE_ptxld");
-    let out = root().join("target/bench-cross-linked.ptx");
-    let cat_out = root().join("target/bench-cat.ptx");
     let scales = [(1, 110), (2, 220), (4, 440)];
+    // Each command and scale writes a file of its own, which its next run replaces,
+    // as a rebuild replaces its output. With one output file for all scales, the x4
+    // link replaced the 210 MB x2 output and needed 210 MB more new page cache than
+    // that freed; on a VM whose host takes back free memory within seconds, page
+    // cache from taken-back memory cost ten times as much (docs/performance.md), and
+    // x4 links took 500 to 1,100 ms by chance.
+    let out = |scale: usize, threads: Option<&str>| {
+        let j = threads.map_or(String::new(), |j| format!("-j{j}"));
+        root().join(format!("target/bench-cross-linked-x{scale}{j}.ptx"))
+    };
+    let cat_out = |scale: usize| root().join(format!("target/bench-cat-x{scale}.ptx"));
     let sets: Vec<Vec<PathBuf>> = scales.iter().map(|&(_, r)| cross_corpus(r)).collect();
     // A glob, not a list: one shell argument is limited to 128 KiB.
     let cat_cmds: Vec<String> = sets
         .iter()
-        .map(|files| {
+        .zip(&scales)
+        .map(|(files, &(scale, _))| {
             format!(
                 "cat {}/*.ptx > {}",
                 files[0].parent().unwrap().display(),
-                cat_out.display()
+                cat_out(scale).display()
             )
         })
         .collect();
-    let link = |files: &[PathBuf], threads: Option<&str>| {
+    let link = |scale: usize, files: &[PathBuf], threads: Option<&str>| {
+        let out = out(scale, threads);
         let mut c = Command::new(ptxld);
         if let Some(j) = threads {
             c.args(["-j", j]);
@@ -260,12 +271,16 @@ fn report_cross(log: &mut String) {
     let runs = 7;
     let cats: Vec<_> = (0..scales.len())
         .map(|i| {
-            let (cmd, out) = (&cat_cmds[i], &cat_out);
-            move || run_cat(cmd, out)
+            let (cmd, out) = (&cat_cmds[i], cat_out(scales[i].0));
+            move || run_cat(cmd, &out)
         })
         .collect();
-    let alls: Vec<_> = sets.iter().map(|f| move || link(f, None)).collect();
-    let one = || link(&sets[0], Some("1"));
+    let alls: Vec<_> = sets
+        .iter()
+        .zip(&scales)
+        .map(|(f, &(scale, _))| move || link(scale, f, None))
+        .collect();
+    let one = || link(1, &sets[0], Some("1"));
     let mut commands: Vec<&dyn Fn() -> Duration> = Vec::new();
     for i in 0..scales.len() {
         commands.push(&cats[i]);
@@ -284,11 +299,12 @@ fn report_cross(log: &mut String) {
         let bytes = total_size(files);
         let (cats, links) = (&timed[2 * i], &timed[2 * i + 1]);
         let (cat_med, med) = (median_of(cats), median_of(links));
-        fresh(&out);
+        let all_out = out(scale, None);
+        fresh(&all_out);
         let stats = Command::new(ptxld)
             .arg("--stats")
             .arg("-o")
-            .arg(&out)
+            .arg(&all_out)
             .args(files)
             .output()
             .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
@@ -334,9 +350,9 @@ fn report_cross(log: &mut String) {
                         l.trim_start_matches("ptxld: stats: ")
                     ));
                 }
-                let all = std::fs::read(&out).unwrap();
-                link(files, Some("1"));
-                targets.identical = std::fs::read(&out).unwrap() == all;
+                let all = std::fs::read(&all_out).unwrap();
+                link(scale, files, Some("1"));
+                targets.identical = std::fs::read(out(scale, Some("1"))).unwrap() == all;
                 out_log(format!(
                     "  output with 1 thread and with all threads: {}",
                     if targets.identical {

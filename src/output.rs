@@ -73,6 +73,28 @@ pub fn write_atomic_with(path: &Path, write: &mut WriteOutput<'_>) -> io::Result
     result
 }
 
+/// Asks the file system for the blocks of the next `len` bytes of `file` (from its
+/// position) before they are written, without changing its size: only a hint,
+/// whose failure (a file system without `fallocate`, or no room, which the writes
+/// then report) changes nothing. On ext4 (Linux 6.18) writes into blocks reserved
+/// this way took 10 ms for 105 MB in 1 MB writes, against 18 ms with blocks
+/// allocated as the writes come (docs/performance.md).
+pub fn reserve(file: &fs::File, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: plain system calls on an open descriptor.
+        unsafe {
+            let at = libc::lseek(fd, 0, libc::SEEK_CUR);
+            if at >= 0 && len > 0 && len <= i64::MAX as u64 {
+                let _ = libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, at, len as libc::off_t);
+            }
+        }
+    }
+    let _ = (file, len);
+}
+
 /// True if `output` names the same file as one of `inputs` (so writing it would
 /// destroy an input). Compares device and inode numbers: hard links and symbolic
 /// links to an input count, and an output that does not exist yet costs one `stat`.

@@ -19,7 +19,9 @@ use std::io::{self, Write};
 
 use crate::input::Bytes;
 use crate::ir::KeptText;
-use assemble::{Assembler, Chunk};
+#[cfg(test)]
+use assemble::Assembler;
+use assemble::Chunk;
 
 /// Pieces whose source is [`Rope::arena`] rather than an input module.
 const ARENA: u32 = u32::MAX;
@@ -301,10 +303,14 @@ impl Rope {
         out: Option<&File>,
         after_reads: &(dyn Fn() + Sync),
     ) -> io::Result<()> {
+        if let Some(file) = out {
+            crate::output::reserve(file, self.len);
+        }
         let mut copy = Copier { out, works: true };
-        let asm = Assembler::new(self, srcs, out.is_some());
         assemble::pipeline(
-            asm,
+            self,
+            srcs,
+            out.is_some(),
             |chunk| match chunk {
                 Chunk::Bytes(b) => w.write_all(b),
                 Chunk::Copy(p) => {
@@ -501,7 +507,7 @@ mod tests {
             // with one `preadv` (when the file is open).
             let mut asm = Assembler::new(&r, &srcs, false);
             assert!(matches!(asm.next(Vec::new()), Some(Chunk::Bytes(b)) if b == want));
-            assert_eq!(asm.file_reads, usize::from(file.is_readable_file()));
+            assert_eq!(asm.filler.file_reads, usize::from(file.is_readable_file()));
             for threads in [1, 2] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
                 let mut out = Vec::new();

@@ -97,22 +97,30 @@ pub(crate) fn write(
         edits: Vec::new(),
         out: Rope::new(),
     };
-    w.edits = debug
-        .files
-        .maps
-        .par_iter()
-        .enumerate()
-        .map(|(mi, files)| {
-            // Only modules whose DWARF is in the output keep the `.loc` attributes
-            // that name its labels.
-            let dwarf = match (dwarf, debug.merged) {
-                (Dwarf::Merge, Some(m)) if !m.kept[mi] => Dwarf::Drop,
-                _ => dwarf,
-            };
-            w.module_edits(mi as u32, files, dwarf)
-        })
-        .collect();
-    let var_order = variable_order(inputs, db, res, &keep)?;
+    // The order of the variables is found on one thread (a graph of all of them)
+    // while the modules' edits are made on the others.
+    let (edits, var_order) = rayon::join(
+        || {
+            debug
+                .files
+                .maps
+                .par_iter()
+                .enumerate()
+                .map(|(mi, files)| {
+                    // Only modules whose DWARF is in the output keep the `.loc`
+                    // attributes that name its labels.
+                    let dwarf = match (dwarf, debug.merged) {
+                        (Dwarf::Merge, Some(m)) if !m.kept[mi] => Dwarf::Drop,
+                        _ => dwarf,
+                    };
+                    w.module_edits(mi as u32, files, dwarf)
+                })
+                .collect()
+        },
+        || variable_order(inputs, db, res, &keep),
+    );
+    w.edits = edits;
+    let var_order = var_order?;
 
     w.out.push_bytes(header.render().as_bytes());
     let file_items: &[(u32, usize)] = if dwarf == Dwarf::Strip {

@@ -13,15 +13,16 @@
 //! between them, such as an identifier being renamed, go to a scratch buffer), and
 //! the new text and kept copies between them are copied in. The writer then writes
 //! each chunk with one plain `write`: the kernel copies every byte twice, as `cat`
-//! does, and the writer does nothing else. With two or more threads in the pool a
-//! helper thread assembles chunks ahead of the writer, which hands the buffers back
+//! does. Which pieces make up each chunk is decided in order ([`Planner`], a quick
+//! walk over the pieces); filling chunks ([`Filler`]) is most of the work. With two
+//! or more threads in the pool a helper thread fills chunks ahead of the writer,
+//! and the writer fills one too whenever the next one to write is not ready: the
+//! kernel writes a chunk in less time than it takes to fill one
 //! (docs/performance.md).
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{
-    channel, sync_channel, Receiver, Sender, SyncSender, TryRecvError, TrySendError,
-};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::{ModuleText, Piece, Rope};
@@ -31,8 +32,8 @@ use crate::input::MAX_PARTS;
 /// page-cache folios; writes of 16–35 KB took twice as long (docs/performance.md).
 pub(super) const CHUNK: usize = 1 << 20;
 
-/// How many chunks the helper assembles ahead of the writer.
-const AHEAD: usize = 4;
+/// How many chunks may be filled (or being filled) and not yet written.
+const AHEAD: usize = 6;
 
 /// Source pieces larger than this are written from the file's mapping, whose pages
 /// are released after: a chunk never holds more than this (plus [`CHUNK`]).
@@ -61,8 +62,24 @@ struct Read {
     at: usize,
 }
 
-/// Walks a rope's pieces and fills chunks with their bytes.
-pub(super) struct Assembler<'r, 'a> {
+/// What one chunk holds, decided by the [`Planner`].
+#[derive(Clone, Copy)]
+pub(super) enum Plan {
+    /// `pieces` pieces from the rope's chunk `chunk`, index `at`, `len` bytes.
+    Bytes {
+        chunk: usize,
+        at: usize,
+        pieces: usize,
+        len: usize,
+    },
+    /// See [`Chunk::Copy`].
+    Copy(Piece),
+    /// See [`Chunk::Mapped`].
+    Mapped(Piece),
+}
+
+/// Walks a rope's pieces in order and decides the chunks.
+pub(super) struct Planner<'r, 'a> {
     rope: &'r Rope,
     srcs: &'r [ModuleText<'a>],
     /// Whether file pieces of at least `COPY_MIN` bytes become [`Chunk::Copy`].
@@ -70,31 +87,16 @@ pub(super) struct Assembler<'r, 'a> {
     /// The next piece: its chunk of the rope's pieces, and its index there.
     chunk: usize,
     at: usize,
-    /// The file reads of the chunk being assembled.
-    reads: Vec<Read>,
-    /// Where the bytes between pieces of one file go.
-    gap: Vec<u8>,
-    parts: Vec<(*mut u8, usize)>,
-    /// How many `preadv` calls were made (for tests).
-    pub file_reads: usize,
 }
 
-// SAFETY: `parts` only holds pointers while one `next` call runs; between calls
-// it is empty, and everything else is shared references to `Sync` data.
-unsafe impl Send for Assembler<'_, '_> {}
-
-impl<'r, 'a> Assembler<'r, 'a> {
+impl<'r, 'a> Planner<'r, 'a> {
     pub fn new(rope: &'r Rope, srcs: &'r [ModuleText<'a>], copying: bool) -> Self {
-        Assembler {
+        Planner {
             rope,
             srcs,
             copying,
             chunk: 0,
             at: 0,
-            reads: Vec::new(),
-            gap: vec![0; MAX_GAP],
-            parts: Vec::new(),
-            file_reads: 0,
         }
     }
 
@@ -110,67 +112,109 @@ impl<'r, 'a> Assembler<'r, 'a> {
         }
     }
 
-    /// The next chunk of output, assembled in `buf` when it is bytes (its contents
-    /// are dropped); `None` after the last.
-    pub fn next(&mut self, mut buf: Vec<u8>) -> Option<Chunk> {
-        buf.clear();
-        if buf.capacity() < CHUNK {
-            buf.reserve(CHUNK);
-        }
+    /// The next chunk's plan; `None` after the last.
+    pub fn plan(&mut self) -> Option<Plan> {
         let (rope, srcs) = (self.rope, self.srcs);
-        // Bytes placed so far; `buf.len()` stays 0 until all of them are written.
-        let mut filled = 0;
+        let (chunk, at) = (self.chunk, self.at);
+        let (mut pieces, mut len) = (0, 0);
         while let Some(p) = self.peek() {
-            let in_file = rope.in_file(&p, srcs);
-            if in_file && (p.len > MAX_COPY || self.copying && rope.copied(&p, srcs)) {
-                if filled > 0 {
+            if rope.in_file(&p, srcs) && (p.len > MAX_COPY || self.copying && rope.copied(&p, srcs))
+            {
+                if pieces > 0 {
                     break;
                 }
                 self.advance();
-                return Some(if rope.copied(&p, srcs) && self.copying {
-                    Chunk::Copy(p)
+                return Some(if self.copying && rope.copied(&p, srcs) {
+                    Plan::Copy(p)
                 } else {
-                    Chunk::Mapped(p)
+                    Plan::Mapped(p)
                 });
             }
-            let len = p.len as usize;
-            if filled > 0 && filled + len > CHUNK {
+            if pieces > 0 && len + p.len as usize > CHUNK {
                 break;
             }
-            if filled == 0 {
-                // Nothing placed yet: growing the buffer moves nothing.
-                buf.reserve(len);
-            }
-            if in_file {
+            pieces += 1;
+            len += p.len as usize;
+            self.advance();
+        }
+        (pieces > 0).then_some(Plan::Bytes {
+            chunk,
+            at,
+            pieces,
+            len,
+        })
+    }
+}
+
+/// Fills chunks with their pieces' bytes; one per thread.
+pub(super) struct Filler<'r, 'a> {
+    rope: &'r Rope,
+    srcs: &'r [ModuleText<'a>],
+    /// The file reads of the chunk being filled.
+    reads: Vec<Read>,
+    /// Where the bytes between pieces of one file go.
+    gap: Vec<u8>,
+    parts: Vec<(*mut u8, usize)>,
+    /// How many `preadv` calls were made (for tests).
+    pub file_reads: usize,
+}
+
+impl<'r, 'a> Filler<'r, 'a> {
+    pub fn new(rope: &'r Rope, srcs: &'r [ModuleText<'a>]) -> Self {
+        Filler {
+            rope,
+            srcs,
+            reads: Vec::new(),
+            gap: vec![0; MAX_GAP],
+            parts: Vec::new(),
+            file_reads: 0,
+        }
+    }
+
+    /// The chunk `plan` describes, its bytes in `buf` (whose contents are dropped).
+    pub fn fill(&mut self, plan: Plan, mut buf: Vec<u8>) -> Chunk {
+        let (chunk, at, count, len) = match plan {
+            Plan::Copy(p) => return Chunk::Copy(p),
+            Plan::Mapped(p) => return Chunk::Mapped(p),
+            Plan::Bytes {
+                chunk,
+                at,
+                pieces,
+                len,
+            } => (chunk, at, pieces, len),
+        };
+        let (rope, srcs) = (self.rope, self.srcs);
+        buf.clear();
+        buf.reserve(len.max(CHUNK));
+        // Bytes placed so far; `buf.len()` stays 0 until all of them are written.
+        let mut filled = 0;
+        let pieces = rope.pieces.chunks[chunk..].iter().enumerate();
+        let pieces = pieces.flat_map(|(i, c)| &c[if i == 0 { at } else { 0 }..]);
+        for p in pieces.take(count) {
+            let n = p.len as usize;
+            if rope.in_file(p, srcs) {
                 self.reads.push(Read {
                     module: p.src,
                     lo: p.lo,
-                    len,
+                    len: n,
                     at: filled,
                 });
             } else {
-                let bytes = rope.slice(&p, srcs);
-                // SAFETY: `filled + len <= capacity` (reserved above, or checked
-                // against CHUNK <= capacity); the source is not the buffer.
+                let bytes = rope.slice(p, srcs);
+                // SAFETY: `filled + n <= len <= capacity` (the plan's length,
+                // reserved above); the source is not the buffer.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        bytes.as_ptr(),
-                        buf.as_mut_ptr().add(filled),
-                        len,
-                    );
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.as_mut_ptr().add(filled), n);
                 }
             }
-            filled += len;
-            self.advance();
+            filled += n;
         }
-        if filled == 0 {
-            return None;
-        }
+        debug_assert_eq!(filled, len);
         self.read_files(&mut buf);
         // SAFETY: every byte below `filled` was copied above or read by
         // `read_files`, which fills every read's place.
         unsafe { buf.set_len(filled) };
-        Some(Chunk::Bytes(buf))
+        Chunk::Bytes(buf)
     }
 
     /// Fills the places of this chunk's file reads: each group of reads of one
@@ -229,19 +273,115 @@ impl<'r, 'a> Assembler<'r, 'a> {
     }
 }
 
-/// Calls `write_chunk` with each chunk `asm` assembles, in order, recycling the
-/// buffers: assembled by a helper thread ahead of the writer when the pool has two
-/// or more threads, else here, one at a time. `after_reads` is called once the
-/// inputs were read for the last time: by the helper after its last chunk, and
-/// again by the writer if it read a file itself ([`Chunk::Copy`],
-/// [`Chunk::Mapped`]) after that began. After a failed write (the error is
-/// returned) it may or may not have been called.
+/// A [`Planner`] and a [`Filler`] on one thread: the chunks one after another.
+pub(super) struct Assembler<'r, 'a> {
+    pub planner: Planner<'r, 'a>,
+    pub filler: Filler<'r, 'a>,
+}
+
+impl<'r, 'a> Assembler<'r, 'a> {
+    pub fn new(rope: &'r Rope, srcs: &'r [ModuleText<'a>], copying: bool) -> Self {
+        Assembler {
+            planner: Planner::new(rope, srcs, copying),
+            filler: Filler::new(rope, srcs),
+        }
+    }
+
+    /// The next chunk, filled in `buf` when it is bytes; `None` after the last.
+    pub fn next(&mut self, buf: Vec<u8>) -> Option<Chunk> {
+        let plan = self.planner.plan()?;
+        Some(self.filler.fill(plan, buf))
+    }
+}
+
+/// The state the writer and the helper share.
+struct Shared<'r, 'a> {
+    /// The planner, the number of chunks planned, and whether it planned the last.
+    planner: Mutex<(Planner<'r, 'a>, usize, bool)>,
+    /// How many chunks were written, and how many filled.
+    written: AtomicUsize,
+    filled: AtomicUsize,
+    /// Filled chunks waiting to be written: chunk `k` in slot `k % AHEAD`.
+    slots: Vec<Mutex<Option<Chunk>>>,
+    /// Buffers to fill again.
+    spare: Mutex<Vec<Vec<u8>>>,
+    /// Set when the writer stopped early (a write failed).
+    stop: AtomicBool,
+}
+
+/// What [`Shared::claim`] found.
+enum Claim {
+    /// Chunk number `.0`, to fill now.
+    Fill(usize, Plan),
+    /// Enough chunks are waiting to be written.
+    Wait,
+    /// Every chunk was planned; this many in all.
+    Done(usize),
+}
+
+impl Shared<'_, '_> {
+    /// The next chunk to fill, unless [`AHEAD`] are filled or being filled.
+    fn claim(&self) -> Claim {
+        let mut guard = self.planner.lock().unwrap_or_else(|e| e.into_inner());
+        let (planner, planned, done) = &mut *guard;
+        if *done {
+            return Claim::Done(*planned);
+        }
+        if *planned - self.written.load(Ordering::Acquire) >= AHEAD {
+            return Claim::Wait;
+        }
+        match planner.plan() {
+            Some(plan) => {
+                *planned += 1;
+                Claim::Fill(*planned - 1, plan)
+            }
+            None => {
+                *done = true;
+                Claim::Done(*planned)
+            }
+        }
+    }
+
+    /// Fills chunk `k` as `plan` says and leaves it in its slot.
+    fn fill(&self, filler: &mut Filler<'_, '_>, k: usize, plan: Plan) {
+        let buf = self
+            .spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        let chunk = filler.fill(plan, buf);
+        *self.slots[k % AHEAD]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(chunk);
+        self.filled.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Takes chunk `k` from its slot if it is filled.
+    fn take(&self, k: usize) -> Option<Chunk> {
+        self.slots[k % AHEAD]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+}
+
+/// Calls `write_chunk` with each chunk of `rope`, in order, recycling the buffers:
+/// filled by a helper thread ahead of the writer, and by the writer when the next
+/// chunk is not ready, when the pool has two or more threads; else here, one at a
+/// time. `after_reads` is called once the inputs were read for the last time: by
+/// the helper once every chunk is filled, and again by the writer if it read a file
+/// itself ([`Chunk::Copy`], [`Chunk::Mapped`]) after that began. After a failed
+/// write (the error is returned) it may or may not have been called.
 pub(super) fn pipeline(
-    mut asm: Assembler<'_, '_>,
+    rope: &Rope,
+    srcs: &[ModuleText<'_>],
+    copying: bool,
     mut write_chunk: impl FnMut(&Chunk) -> io::Result<()>,
     after_reads: &(dyn Fn() + Sync),
 ) -> io::Result<()> {
     if rayon::current_num_threads() < 2 {
+        let mut asm = Assembler::new(rope, srcs, copying);
         let mut buf = Vec::new();
         while let Some(chunk) = asm.next(buf) {
             write_chunk(&chunk)?;
@@ -253,59 +393,85 @@ pub(super) fn pipeline(
         after_reads();
         return Ok(());
     }
-    let (tx, rx) = sync_channel::<Chunk>(AHEAD);
-    let (back, spare): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = channel();
-    // Set by the helper once its last chunk is made, just before it calls
+    let shared = Shared {
+        planner: Mutex::new((Planner::new(rope, srcs, copying), 0, false)),
+        written: AtomicUsize::new(0),
+        filled: AtomicUsize::new(0),
+        slots: (0..AHEAD).map(|_| Mutex::new(None)).collect(),
+        spare: Mutex::new(Vec::new()),
+        stop: AtomicBool::new(false),
+    };
+    // Set by the helper once every chunk is filled, just before it calls
     // `after_reads`; the writer calls it again if it read a file after that.
     let checking = AtomicBool::new(false);
     let mut late_read = false;
     std::thread::scope(|s| {
-        // Owned here, so that returning early (a write failed) drops them before
-        // the scope waits for the helper: its `send` or `recv` then fails.
-        let (rx, back) = (rx, back);
-        let checking = &checking;
+        let (shared, checking) = (&shared, &checking);
         s.spawn(move || {
-            // At most AHEAD in the channel, one being written, one being assembled.
-            let mut made = 0;
-            loop {
-                let buf = match spare.try_recv() {
-                    Ok(b) => b,
-                    Err(_) if made < AHEAD + 2 => {
-                        made += 1;
-                        Vec::new()
-                    }
-                    // The writer hands one back, or stopped (dropping its end).
-                    Err(_) => match poll(|| poll_recv(&spare), || spare.recv().ok()) {
-                        Some(b) => b,
-                        None => return,
-                    },
-                };
-                let Some(chunk) = asm.next(buf) else {
-                    checking.store(true, Ordering::SeqCst);
-                    after_reads();
+            let mut filler = Filler::new(rope, srcs);
+            let mut wait = Waiting::new();
+            let total = loop {
+                if shared.stop.load(Ordering::Acquire) {
                     return;
-                };
-                let sent = send_polling(&tx, chunk);
-                if !sent {
-                    return; // the writer stopped (a write failed)
                 }
+                match shared.claim() {
+                    Claim::Fill(k, plan) => {
+                        shared.fill(&mut filler, k, plan);
+                        wait = Waiting::new();
+                    }
+                    Claim::Wait => wait.pause(),
+                    Claim::Done(total) => break total,
+                }
+            };
+            // The writer may still be filling the last ones.
+            while shared.filled.load(Ordering::Acquire) < total {
+                if shared.stop.load(Ordering::Acquire) {
+                    return;
+                }
+                wait.pause();
             }
+            checking.store(true, Ordering::SeqCst);
+            after_reads();
         });
-        while let Some(chunk) = poll(|| poll_recv(&rx), || rx.recv().ok()) {
-            write_chunk(&chunk)?;
-            match chunk {
-                // A chunk grown for one large piece is not kept.
-                Chunk::Bytes(b) if b.capacity() <= 2 * CHUNK => {
-                    let _ = back.send(b);
+        let result = (|| -> io::Result<()> {
+            let mut filler = Filler::new(rope, srcs);
+            let mut wait = Waiting::new();
+            let mut next = 0;
+            loop {
+                if let Some(chunk) = shared.take(next) {
+                    write_chunk(&chunk)?;
+                    next += 1;
+                    shared.written.store(next, Ordering::Release);
+                    wait = Waiting::new();
+                    match chunk {
+                        // A chunk grown for one large piece is not kept.
+                        Chunk::Bytes(b) if b.capacity() <= 2 * CHUNK => {
+                            shared
+                                .spare
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(b);
+                        }
+                        Chunk::Bytes(_) => {}
+                        // Read here after the helper's check began: checked again.
+                        Chunk::Copy(_) | Chunk::Mapped(_) => {
+                            late_read |= checking.load(Ordering::SeqCst);
+                        }
+                    }
+                    continue;
                 }
-                Chunk::Bytes(_) => {}
-                // Read here after the helper's check began: checked again.
-                Chunk::Copy(_) | Chunk::Mapped(_) => {
-                    late_read |= checking.load(Ordering::SeqCst);
+                // The next chunk is not ready: fill one meanwhile (often the next).
+                match shared.claim() {
+                    Claim::Fill(k, plan) => shared.fill(&mut filler, k, plan),
+                    Claim::Done(total) if next == total => return Ok(()),
+                    Claim::Done(_) | Claim::Wait => wait.pause(),
                 }
             }
+        })();
+        if result.is_err() {
+            shared.stop.store(true, Ordering::Release);
         }
-        Ok::<(), io::Error>(())
+        result
     })?;
     if late_read {
         after_reads();
@@ -314,50 +480,32 @@ pub(super) fn pipeline(
 }
 
 /// How long a thread of the pipeline polls for the other (yielding its CPU to any
-/// other runnable thread between attempts) before it blocks. A thread that blocks
-/// is woken by the other, and the scheduler then often runs the two on one CPU
-/// for many milliseconds, one waiting while the other works, with the second
-/// CPU idle (seen in `perf sched` of the x1 link: writing took 32–42 ms instead of
-/// 23–25). Neither waits longer than about a chunk's write (0.2 ms) in a link.
+/// other runnable thread between attempts) before it sleeps between attempts. A
+/// thread that blocks is woken by the other, and the scheduler then often runs the
+/// two on one CPU for many milliseconds, one waiting while the other works, with
+/// the second CPU idle (seen in `perf sched` of the x1 link: writing took 32–42 ms
+/// instead of 23–25). Neither waits longer than about a chunk's fill (0.2 ms) in a
+/// link.
 const POLL_FOR: Duration = Duration::from_millis(5);
 
-/// `attempt()` until it gives a value, for up to [`POLL_FOR`]; then `block()`.
-fn poll<T>(mut attempt: impl FnMut() -> Option<T>, block: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = attempt() {
-            return v;
-        }
-        if start.elapsed() > POLL_FOR {
-            return block();
-        }
-        std::thread::yield_now();
-    }
+/// A wait for the other thread: yielding for up to [`POLL_FOR`], then sleeping
+/// briefly between attempts (on a machine whose CPUs are all busy otherwise).
+struct Waiting {
+    since: Option<Instant>,
 }
 
-/// Sends `v`, polling as [`poll`] does while the channel is full; false once the
-/// receiver is gone.
-fn send_polling<T>(tx: &SyncSender<T>, mut v: T) -> bool {
-    let start = Instant::now();
-    loop {
-        match tx.try_send(v) {
-            Ok(()) => return true,
-            Err(TrySendError::Disconnected(_)) => return false,
-            Err(TrySendError::Full(back)) if start.elapsed() > POLL_FOR => {
-                return tx.send(back).is_ok()
-            }
-            Err(TrySendError::Full(back)) => v = back,
-        }
-        std::thread::yield_now();
+impl Waiting {
+    fn new() -> Self {
+        Waiting { since: None }
     }
-}
 
-/// One `try_recv`: `None` to try again, `Some(None)` once the sender is gone.
-fn poll_recv<T>(rx: &Receiver<T>) -> Option<Option<T>> {
-    match rx.try_recv() {
-        Ok(v) => Some(Some(v)),
-        Err(TryRecvError::Empty) => None,
-        Err(TryRecvError::Disconnected) => Some(None),
+    fn pause(&mut self) {
+        let since = *self.since.get_or_insert_with(Instant::now);
+        if since.elapsed() < POLL_FOR {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(50));
+        }
     }
 }
 
@@ -470,7 +618,7 @@ mod tests {
         assert!(got == want);
         // Per round: the first three pieces, the overlapping one, the other file,
         // the one after it, the far one.
-        assert_eq!(asm.file_reads, 60 * 5, "{pieces} pieces");
+        assert_eq!(asm.filler.file_reads, 60 * 5, "{pieces} pieces");
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -524,13 +672,16 @@ mod tests {
         let (dir, open) = files("pipe", &[text(900_000, 4), text(900_000, 5)]);
         let srcs = srcs(&open);
         let mut r = Rope::new();
-        for k in 0..300u32 {
-            r.push_src(k % 2, k * 2_900, k * 2_900 + 2_500 + k);
+        for k in 0..1_500u32 {
+            let at = (k % 300) * 2_900;
+            r.push_src(k % 2, at, at + 2_500 + k % 300);
             r.push_bytes(format!("[{k}]").as_bytes());
         }
         let want = r.to_vec(&srcs);
-        assert!(want.len() > 3 * CHUNK / 4);
-        for threads in [1, 2] {
+        assert!(want.len() > 3 * CHUNK);
+        // Twice with two threads: the writer and the helper share the filling, and
+        // which fills which chunk changes from run to run.
+        for threads in [1, 2, 2, 3] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
             let pool = pool.unwrap();
             let checks = AtomicUsize::new(0);
@@ -540,7 +691,9 @@ mod tests {
             let mut out = Vec::new();
             pool.install(|| {
                 pipeline(
-                    Assembler::new(&r, &srcs, false),
+                    &r,
+                    &srcs,
+                    false,
                     |c| {
                         let Chunk::Bytes(b) = c else { unreachable!() };
                         out.extend_from_slice(b);
@@ -562,7 +715,9 @@ mod tests {
             let calls = AtomicUsize::new(0);
             let failed = pool.install(|| {
                 pipeline(
-                    Assembler::new(&longer, &srcs, false),
+                    &longer,
+                    &srcs,
+                    false,
                     |_| match calls.fetch_add(1, Ordering::SeqCst) {
                         0 => Ok(()),
                         _ => Err(io::Error::other("disk full")),
@@ -609,7 +764,7 @@ mod tests {
         let mut asm = Assembler::new(&r, &srcs, false);
         assert!(matches!(asm.next(Vec::new()), Some(Chunk::Bytes(b)) if b == want));
         assert!(asm.next(Vec::new()).is_none());
-        assert_eq!(asm.file_reads, 1);
+        assert_eq!(asm.filler.file_reads, 1);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

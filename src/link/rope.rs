@@ -64,8 +64,8 @@ impl<'a> Text<'a> {
 
 /// Pieces of input files at least this long are copied into an output file by the
 /// kernel (`copy_file_range`), shorter ones are read and written with the rest: a
-/// copy costs a system call, and below this size the read ahead of the pager and
-/// one vectored write are cheaper (docs/performance.md).
+/// copy costs a system call, and below this size reading the bytes into a chunk
+/// (`assemble`) and one write are cheaper (docs/performance.md).
 const COPY_MIN: u32 = 64 << 10;
 
 /// The longest appended chunk whose first piece may join the rope's last piece
@@ -391,7 +391,7 @@ mod tests {
     }
 
     /// Large pieces of a file are copied by the kernel into an output file; the
-    /// small ones around them still come from the pager's reads, in order.
+    /// small ones around them still come from the chunks' reads, in order.
     #[test]
     fn large_pieces_copied_by_the_kernel_write_like_the_buffer() {
         let dir = std::env::temp_dir().join(format!("ptxld-rope-copy-{}", std::process::id()));
@@ -407,7 +407,7 @@ mod tests {
             pages: Some(&open),
         }];
         let mut r = Rope::new();
-        r.push_src(0, 10, 20); // small: read by the pager
+        r.push_src(0, 10, 20); // small: read into a chunk
         r.push_src(0, 1000, 1000 + COPY_MIN + 5); // copied
         r.push_bytes(b"<new>");
         r.push_src(0, 5, 9); // small, after a copy: a run of its own
@@ -695,7 +695,7 @@ mod tests {
     }
 
     #[test]
-    fn more_pieces_than_one_writev_takes() {
+    fn thousands_of_tiny_pieces_write_like_the_buffer() {
         let src: &[u8] = b"ab";
         let mut r = Rope::new();
         for i in 0..3000 {

@@ -731,6 +731,25 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// More pieces of one file, close together, than one `preadv` takes: the reads
+    /// are split at [`MAX_PARTS`] parts, and the bytes are the rope's.
+    #[test]
+    fn more_parts_than_one_preadv_takes() {
+        let (dir, open) = files("parts", &[text(20_000, 7)]);
+        let srcs = srcs(&open);
+        let mut r = Rope::new();
+        for i in 0..3_000u32 {
+            r.push_src(0, 3 * i, 3 * i + 1); // a byte, then a gap of two
+            r.push_bytes(b",");
+        }
+        let want = r.to_vec(&srcs);
+        let mut asm = Assembler::new(&r, &srcs, false);
+        assert!(matches!(asm.next(Vec::new()), Some(Chunk::Bytes(b)) if b == want));
+        // Two parts per piece (a gap and the piece), at most 1,024 per read.
+        assert_eq!(asm.filler.file_reads, 3_000usize.div_ceil(MAX_PARTS / 2));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     /// A module whose file is not open (or cannot be read) is copied from its
     /// bytes: kept copies and sources without files mix with read pieces.
     #[test]

@@ -21,10 +21,14 @@ test: tools
     cargo build --manifest-path fuzz/Cargo.toml --quiet
     @echo "fuzz target builds"
 
-# Parse throughput against `cat` of the same files (libdevice, ~170 MB generated set).
+# Parse and link throughput against `cat` (libdevice, 170 MB set, 105-420 MB link sets, 2 GB module).
 bench:
     cargo bench --bench parse
     cargo bench --bench front_end
+
+# Only the cross-referencing link sets (x1, x2, x4) and issue 7's targets (~30 s).
+bench-cross:
+    cargo bench --bench parse -- cross
 
 # Regenerate fixtures/ptx from fixtures/src with the real producers.
 fixtures: tools

@@ -124,45 +124,6 @@ impl Bytes {
         false
     }
 
-    /// Bytes `lo..lo + len` of a mapped file kept open, as [`Self::read_at`] reads
-    /// them, into a new vector that is not zeroed first: the kernel fills it. (The
-    /// writer reads about as many bytes as it writes; zeroing its buffers cost a
-    /// `memset` of the whole output.) `None` where `read_at` gives false.
-    pub fn read_vec_at(&self, lo: u64, len: usize) -> Option<Vec<u8>> {
-        #[cfg(unix)]
-        if let Bytes::Mapped(map, _, Some(f)) = self {
-            use std::os::fd::AsRawFd;
-            if lo + len as u64 > map.len as u64 {
-                return None;
-            }
-            let mut buf: Vec<u8> = Vec::with_capacity(len);
-            let mut done = 0;
-            while done < len {
-                // SAFETY: the kernel writes at most `len - done` bytes at offset
-                // `done` of the buffer's `len` bytes of capacity.
-                let n = unsafe {
-                    libc::pread(
-                        f.as_raw_fd(),
-                        buf.as_mut_ptr().add(done).cast(),
-                        len - done,
-                        (lo + done as u64) as libc::off_t,
-                    )
-                };
-                match n {
-                    0 => return None,
-                    n if n > 0 => done += n as usize,
-                    _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-                    _ => return None,
-                }
-            }
-            // SAFETY: the reads above wrote all `len` bytes.
-            unsafe { buf.set_len(len) };
-            return Some(buf);
-        }
-        let _ = (lo, len);
-        None
-    }
-
     /// Reads the consecutive bytes from `lo` of a mapped file kept open into `parts`,
     /// in order (one `preadv`: the first part gets the first bytes, and so on), without
     /// touching the mapping. False, with the parts' contents unspecified, if that is
@@ -181,14 +142,19 @@ impl Bytes {
             if parts.len() > MAX_PARTS || lo + total as u64 > map.len as u64 {
                 return false;
             }
-            let iov: Vec<libc::iovec> = parts
-                .iter()
-                .map(|&(base, len)| libc::iovec {
-                    iov_base: base.cast(),
-                    iov_len: len,
-                })
-                .collect();
-            loop {
+            thread_local! {
+                /// Each thread's `iovec` array, reused from call to call (one per
+                /// module of each chunk the writer fills).
+                static IOV: std::cell::Cell<Vec<libc::iovec>> =
+                    const { std::cell::Cell::new(Vec::new()) };
+            }
+            let mut iov = IOV.take();
+            iov.clear();
+            iov.extend(parts.iter().map(|&(base, len)| libc::iovec {
+                iov_base: base.cast(),
+                iov_len: len,
+            }));
+            let read = loop {
                 // SAFETY: the caller vouches for every part; the kernel writes at
                 // most `total` bytes into them, in order.
                 let n = unsafe {
@@ -202,11 +168,13 @@ impl Bytes {
                 match n {
                     // A regular file reads whole unless it ends first (cut short
                     // meanwhile): the caller falls back to the mapping.
-                    n if n >= 0 => return n as usize == total,
+                    n if n >= 0 => break n as usize == total,
                     _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-                    _ => return false,
+                    _ => break false,
                 }
-            }
+            };
+            IOV.set(iov);
+            return read;
         }
         let _ = (lo, parts);
         false
@@ -744,10 +712,10 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Reading into a vector that is not zeroed first gives the same bytes as reading
-    /// into a zeroed one, and nothing for a range past the end of the file.
+    /// Scattered reads give the bytes `read_at` gives, part after part (a part may
+    /// be a scratch place read over again), and nothing past the end of the file.
     #[test]
-    fn unzeroed_reads_equal_zeroed_ones() {
+    fn scattered_reads_equal_plain_ones() {
         let dir = std::env::temp_dir().join(format!("ptxld-input-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("f.ptx");
@@ -756,14 +724,27 @@ mod tests {
         keep_files_open(64);
         let bytes = read_path(&path).unwrap();
         assert!(bytes.is_readable_file());
-        for (lo, len) in [(0, 0), (0, 1), (7, 4096), (1000, 150_000), (0, 200_000)] {
-            let mut zeroed = vec![0; len];
-            assert!(bytes.read_at(lo as u64, &mut zeroed));
-            let got = bytes.read_vec_at(lo as u64, len).unwrap();
-            assert_eq!(got, zeroed);
-            assert_eq!(got, &text[lo..lo + len]);
+        for (lo, len) in [(0, 1), (7, 4096), (1000, 150_000), (0, 200_000)] {
+            let mut plain = vec![0; len];
+            assert!(bytes.read_at(lo as u64, &mut plain));
+            assert_eq!(plain, &text[lo..lo + len]);
+            // Three parts: the first third, a skipped third, the rest.
+            let (a, b) = (len / 3, len / 3);
+            let mut got = vec![0u8; len - b];
+            let mut skipped = vec![0u8; b];
+            let parts = [
+                (got.as_mut_ptr(), a),
+                (skipped.as_mut_ptr(), b),
+                (got[a..].as_mut_ptr(), len - a - b),
+            ];
+            // SAFETY: the parts are distinct ranges of two live buffers.
+            assert!(unsafe { bytes.read_scattered_at(lo as u64, &parts) });
+            assert_eq!(got[..a], plain[..a]);
+            assert_eq!(got[a..], plain[a + b..]);
         }
-        assert_eq!(bytes.read_vec_at(199_999, 2), None);
+        let mut two = [0u8; 2];
+        // SAFETY: as above.
+        assert!(!unsafe { bytes.read_scattered_at(199_999, &[(two.as_mut_ptr(), 2)]) });
         drop(bytes);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -341,12 +341,6 @@ impl Rope {
                 .pages
                 .is_some_and(Bytes::is_readable_file)
     }
-
-    /// True if `p` is copied by the kernel when the output is a file: source bytes
-    /// of a file, at least [`COPY_MIN`] of them.
-    fn copied(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
-        p.len >= COPY_MIN && self.in_file(p, srcs)
-    }
 }
 
 /// Copies pieces of input files into the output file inside the kernel.

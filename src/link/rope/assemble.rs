@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{ModuleText, Piece, Rope};
+use super::{ModuleText, Piece, Rope, COPY_MIN};
 use crate::input::MAX_PARTS;
 
 /// About how many bytes one chunk holds. Writes of 128 KB to 1 MB get large
@@ -118,13 +118,14 @@ impl<'r, 'a> Planner<'r, 'a> {
         let (chunk, at) = (self.chunk, self.at);
         let (mut pieces, mut len) = (0, 0);
         while let Some(p) = self.peek() {
-            if rope.in_file(&p, srcs) && (p.len > MAX_COPY || self.copying && rope.copied(&p, srcs))
-            {
+            // The length first: most pieces are short, and need no look at their file.
+            let large = p.len > MAX_COPY || self.copying && p.len >= COPY_MIN;
+            if large && rope.in_file(&p, srcs) {
                 if pieces > 0 {
                     break;
                 }
                 self.advance();
-                return Some(if self.copying && rope.copied(&p, srcs) {
+                return Some(if self.copying && p.len >= COPY_MIN {
                     Plan::Copy(p)
                 } else {
                     Plan::Mapped(p)

@@ -785,17 +785,16 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
         // A file is checked after the inputs were read for the last time, by the
         // thread that read them (while the writer writes the last chunks), before
         // it replaces anything.
-        let after_reads = || {
-            if !to_stdout {
-                if let Some((path, _)) = o.stamps.iter().find(first_changed) {
-                    let _ = changed.set(path.clone());
-                }
+        let check_file = || {
+            if let Some((path, _)) = o.stamps.iter().find(first_changed) {
+                let _ = changed.set(path.clone());
             }
         };
+        let after_reads: &(dyn Fn() + Sync) = if to_stdout { &|| {} } else { &check_file };
         let written = match changed.get() {
             Some(_) => Ok(()),
             None => write_atomic_with(&job.output, &mut |w, file| {
-                o.write_to_then(w, file, &after_reads)?;
+                o.write_to_then(w, file, after_reads)?;
                 match changed.get() {
                     Some(_) => Err(std::io::Error::other("an input changed")),
                     None => Ok(()),

@@ -28,7 +28,6 @@ pub mod lexer;
 pub mod link;
 pub mod output;
 pub mod parse;
-pub mod rsp;
 pub mod select;
 pub mod source;
 pub mod timing;

@@ -241,7 +241,7 @@ fn link_output_is_identical_for_any_thread_count_and_to_stdout() {
     let c = tmp("no-fork.ptx", b"");
     run(&["-j1", "-o", s(&a)]);
     run(&["-j", "2", "-o", s(&b)]);
-    // Linked in this process rather than in a forked child (src/early_exit.rs).
+    // Linked in this process rather than in a forked child (src/bin/ptxld/early_exit.rs).
     run(&["--no-fork", "-o", s(&c)]);
     let stdout = run(&["-o", "-"]).stdout;
     let one = std::fs::read(&a).unwrap();
@@ -415,7 +415,7 @@ fn aliases_are_written_in_the_order_of_their_output_symbols() {
 }
 
 /// A link of 16 MB or more re-executes the command once with glibc asked for huge
-/// pages where the kernel gives them only on request (src/huge_pages.rs), except on
+/// pages where the kernel gives them only on request (src/bin/ptxld/huge_pages.rs), except on
 /// a host that takes back free memory unless `PTXLD_HUGE_PAGES=1`, and
 /// `PTXLD_HUGE_PAGES=0` turns that off; the output is the same either way, the
 /// command finishes (it does not execute itself again and again), and a user's own

@@ -432,7 +432,7 @@ fn ctrl_c_while_reading_exits_130_and_leaves_nothing() {
     assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
 }
 
-/// The command forks and a child links (src/early_exit.rs). Killed outright (SIGKILL
+/// The command forks and a child links (src/bin/ptxld/early_exit.rs). Killed outright (SIGKILL
 /// leaves it no chance to pass the signal on) while the child waits for an input, the
 /// command takes the child with it (the kernel's parent-death signal): nothing goes on
 /// linking in the background, and no output or temporary file is left.

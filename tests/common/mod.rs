@@ -200,7 +200,7 @@ pub fn has_open(pid: u32, path: &Path) -> bool {
 }
 
 /// The process that does the linking for the `ptxld` started as `pid`: by default
-/// the command forks and a child links (src/early_exit.rs), so the child if there is
+/// the command forks and a child links (src/bin/ptxld/early_exit.rs), so the child if there is
 /// one (Linux: `/proc/PID/task/PID/children`), else `pid` itself.
 pub fn linking_pid(pid: u32) -> u32 {
     std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))

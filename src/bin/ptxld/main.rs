@@ -12,7 +12,7 @@ use ptxld::describe::describe;
 use ptxld::driver::{self, InputSpec, Job};
 use ptxld::frontend::{check_files, parse_files};
 use ptxld::link::header::parse_version;
-use ptxld::rsp;
+mod rsp;
 
 #[cfg(target_os = "linux")]
 mod early_exit;

@@ -30,7 +30,7 @@ pub enum InputSpec {
     /// A PTX file, container or archive.
     File(PathBuf),
     /// `-lNAME` (`libNAME.a` in the search directories) or `-l:FILE` (given as `:FILE`).
-    Lib(String),
+    Lib(std::ffi::OsString),
     /// `--whole-archive` (true) / `--no-whole-archive` (false).
     WholeArchive(bool),
     /// `--start-group` (true) / `--end-group` (false).
@@ -270,10 +270,15 @@ fn fail(msg: impl Into<String>) -> Failure {
 }
 
 /// Finds `-lNAME` / `-l:FILE` in the search directories.
-fn find_lib(name: &str, dirs: &[PathBuf]) -> Result<PathBuf, Failure> {
-    let file = match name.strip_prefix(':') {
-        Some(f) => f.to_string(),
-        None => format!("lib{name}.a"),
+fn find_lib(name: &std::ffi::OsStr, dirs: &[PathBuf]) -> Result<PathBuf, Failure> {
+    let file: std::ffi::OsString = match after_colon(name) {
+        Some(f) => f,
+        None => {
+            let mut f = std::ffi::OsString::from("lib");
+            f.push(name);
+            f.push(".a");
+            f
+        }
     };
     for d in dirs {
         let p = d.join(&file);
@@ -283,13 +288,29 @@ fn find_lib(name: &str, dirs: &[PathBuf]) -> Result<PathBuf, Failure> {
     }
     let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     Err(fail(format!(
-        "unable to find library -l{name} ({file}); searched: {}",
+        "unable to find library -l{} ({}); searched: {}",
+        name.to_string_lossy(),
+        file.to_string_lossy(),
         if searched.is_empty() {
             "no directories (add one with -L DIR)".to_string()
         } else {
             searched.join(", ")
         }
     )))
+}
+
+/// `FILE` of `-l:FILE`.
+#[cfg(unix)]
+fn after_colon(name: &std::ffi::OsStr) -> Option<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let rest = name.as_bytes().strip_prefix(b":")?;
+    Some(std::ffi::OsStr::from_bytes(rest).to_owned())
+}
+
+/// `FILE` of `-l:FILE`.
+#[cfg(not(unix))]
+fn after_colon(name: &std::ffi::OsStr) -> Option<std::ffi::OsString> {
+    Some(name.to_str()?.strip_prefix(':')?.into())
 }
 
 /// Inputs read and laid out for selection.
@@ -882,7 +903,10 @@ pub fn check(job: &Job, json: bool) -> (String, bool) {
         }],
         Ok(p) => crate::link::check::check(&p.sources, &p.modules, &link_options(job, arch)),
     };
-    let ok = !findings.iter().any(|f| f.severity == "error");
+    // With --fatal-warnings a warning fails the check as it fails the link.
+    let ok = !findings
+        .iter()
+        .any(|f| f.severity == "error" || (job.fatal_warnings && f.severity == "warning"));
     let report = if json {
         crate::link::check::to_json(&findings, ok)
     } else {

@@ -485,14 +485,7 @@ pub fn read_opened(path: &Path, opened: Opened) -> Result<(Bytes, Option<Metadat
     }
     if !meta.is_file() {
         // Pipes, FIFOs and character devices (`<(cmd)`, `/dev/stdin`) cannot be mapped.
-        let mut buf = Vec::new();
-        if nonblocking::is_fifo(&meta) && !nonblocking::first_read(&file, &mut buf, path)? {
-            return Err(InputError::FifoWithoutWriter {
-                path: path.to_path_buf(),
-            });
-        }
-        nonblocking::set_blocking(&file).map_err(io_err)?;
-        (&file).read_to_end(&mut buf).map_err(io_err)?;
+        let buf = read_stream(path, &file, &meta, MAX_INPUT_LEN)?;
         check_len(path, buf.len() as u64)?;
         return Ok((Bytes::Owned(buf), None));
     }
@@ -520,6 +513,51 @@ pub fn read_opened(path: &Path, opened: Opened) -> Result<(Bytes, Option<Metadat
         Bytes::Mapped(mapping, head.into_boxed_slice(), file),
         Some(meta),
     ))
+}
+
+/// Reads `path` into memory, at most `limit + 1` bytes (so that a caller can tell a
+/// file longer than `limit` without reading all of it: a device such as /dev/zero
+/// never ends). Opened as inputs are: a FIFO without a writer is an error, not a
+/// wait. For small files read whole, such as response files.
+pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+    let io_err = |source| InputError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = nonblocking::open(path).map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
+    if meta.is_dir() {
+        return Err(InputError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    read_stream(path, &file, &meta, limit)
+}
+
+/// Reads an open file that is not mapped, at most `limit + 1` bytes (one more than
+/// allowed tells "too large" without reading a device such as /dev/zero for ever);
+/// a FIFO without a writer is an error (module documentation).
+fn read_stream(
+    path: &Path,
+    file: &std::fs::File,
+    meta: &Metadata,
+    limit: u64,
+) -> Result<Vec<u8>, InputError> {
+    let io_err = |source| InputError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut buf = Vec::new();
+    if nonblocking::is_fifo(meta) && !nonblocking::first_read(file, &mut buf, path)? {
+        return Err(InputError::FifoWithoutWriter {
+            path: path.to_path_buf(),
+        });
+    }
+    nonblocking::set_blocking(file).map_err(io_err)?;
+    file.take((limit + 1).saturating_sub(buf.len() as u64))
+        .read_to_end(&mut buf)
+        .map_err(io_err)?;
+    Ok(buf)
 }
 
 /// Maps `len` bytes of `file`.

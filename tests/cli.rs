@@ -55,7 +55,7 @@ fn errors_are_located_with_snippet_and_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     let want = format!(
-        "error: {}:4:27: hexadecimal literal needs at least one digit",
+        "ptxld: error: {}:4:27: hexadecimal literal needs at least one digit",
         s(&p)
     );
     assert!(err.starts_with(&want), "{err}");
@@ -74,7 +74,10 @@ fn all_errors_of_all_files_are_reported_in_order() {
     let out = ptxld(&["--syntax-only", s(&b), s(&a)]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
-    let heads: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    let heads: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("ptxld: error: "))
+        .collect();
     assert_eq!(heads.len(), 3, "{err}");
     assert!(heads[0].contains("b_err.ptx:3:1"), "{err}");
     assert!(heads[1].contains("b_err.ptx:4:18"), "{err}");
@@ -133,7 +136,7 @@ fn unreadable_inputs_are_reported_not_panicked() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.starts_with("error: cannot read /nonexistent/x.ptx: "),
+        err.starts_with("ptxld: error: cannot read /nonexistent/x.ptx: "),
         "{err}"
     );
     let out = ptxld(&["--syntax-only", "/tmp"]);
@@ -315,7 +318,7 @@ fn a_failed_link_leaves_no_output_file() {
     let err = String::from_utf8(out.stderr).unwrap();
     // lld's shape, with the C++ name demangled next to the mangled one.
     let want = format!(
-        "error: duplicate symbol: foo(int) (_Z3fooi)\n>>> defined at {}:4:32\n>>> defined at {}:4:32\n",
+        "ptxld: error: duplicate symbol: foo(int) (_Z3fooi)\n>>> defined at {}:4:32\n>>> defined at {}:4:32\n",
         s(&a),
         s(&b)
     );
@@ -504,4 +507,366 @@ fn large_links_ask_for_huge_pages_once_and_link_the_same() {
         &[("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0")],
     );
     assert_eq!(status, "left to GLIBC_TUNABLES");
+}
+
+/// A module defining kernel `NAME`.
+fn kernel(name: &str) -> String {
+    format!(
+        ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry {name}()\n{{\n\tret;\n}}\n"
+    )
+}
+
+/// A folder `name` holding `a.ptx` and `b.ptx` (kernels `ka`, `kb`).
+fn two_kernels(name: &str) -> PathBuf {
+    let d = scratch(&format!("cli-{name}"));
+    std::fs::write(d.join("a.ptx"), kernel("ka")).unwrap();
+    std::fs::write(d.join("b.ptx"), kernel("kb")).unwrap();
+    d
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// GNU ld's and lld's spellings: `-Map=FILE` (what `-Wl,-Map=` passes), `--Map FILE`,
+/// single-dash long options, `-(`/`-)`, `--flag=value`.
+#[test]
+fn gnu_ld_spellings_are_understood() {
+    let d = two_kernels("spellings");
+    for (i, map) in [
+        &["-Map=m0.map"][..],
+        &["--Map=m1.map"],
+        &["-Map", "m2.map"],
+        &["--Map", "m3.map"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut args = map.to_vec();
+        args.extend([
+            "-gc-sections",
+            "--export=ka",
+            "-(",
+            "a.ptx",
+            "b.ptx",
+            "-)",
+            "-o",
+            "out.ptx",
+        ]);
+        let o = ptxld_in(&d, &args);
+        assert!(o.status.success(), "{args:?}: {}", err(&o));
+        let text = std::fs::read_to_string(d.join(format!("m{i}.map"))).unwrap();
+        assert!(text.contains("ka"), "{args:?}: {text}");
+        // --gc-sections took effect: kb is gone, ka kept by --export=ka... and as a kernel.
+        assert!(std::fs::read_to_string(d.join("out.ptx"))
+            .unwrap()
+            .contains("ka"));
+    }
+}
+
+/// A flag given a value is an error (`--gc-sections=no` used to turn gc on); an
+/// unknown option gets a did-you-mean; an unknown target is refused with the close
+/// one named.
+#[test]
+fn flags_take_no_values_and_mistakes_get_suggestions() {
+    let d = two_kernels("mistakes");
+    let o = ptxld_in(&d, &["--gc-sections=no", "-o", "out.ptx", "a.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).starts_with("ptxld: error: unexpected value 'no' for '--gc-sections'"),
+        "{}",
+        err(&o)
+    );
+    let o = ptxld_in(&d, &["--gc-section", "-o", "out.ptx", "a.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("tip: a similar argument exists: '--gc-sections'"),
+        "{}",
+        err(&o)
+    );
+    let o = ptxld_in(&d, &["--arch", "sm_999", "-o", "out.ptx", "a.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).starts_with("ptxld: error: invalid value 'sm_999' for '--arch <TARGET>'"),
+        "{}",
+        err(&o)
+    );
+    for ok in ["sm_90a", "sm_100f", "sm_80"] {
+        let o = ptxld_in(&d, &["--arch", ok, "-o", "out.ptx", "a.ptx"]);
+        assert!(o.status.success(), "{ok}: {}", err(&o));
+    }
+    assert!(!d.join("out2.ptx").exists());
+}
+
+/// Options that mean nothing to a mode are refused, by name, not ignored.
+#[test]
+fn options_that_do_not_apply_to_the_mode_are_refused() {
+    let d = two_kernels("modes");
+    for (args, want) in [
+        (
+            &["check", "-o", "x.ptx", "a.ptx"][..],
+            "ptxld: error: -o/--output does not apply to ptxld check",
+        ),
+        (
+            &["check", "--Map=x.map", "a.ptx"],
+            "ptxld: error: --Map does not apply to ptxld check",
+        ),
+        (
+            &["--syntax-only", "-lfoo", "a.ptx"],
+            "ptxld: error: -l/--library does not apply to --syntax-only",
+        ),
+        (
+            &["--format", "json", "-o", "x.ptx", "a.ptx"],
+            "ptxld: error: --format does not apply to a link (it applies only to ptxld check)",
+        ),
+        (
+            &["--generate", "man", "a.ptx"],
+            "ptxld: error: --generate takes no inputs",
+        ),
+        (
+            &["check", "--arch", "sm_80", "--arch", "sm_90", "a.ptx"],
+            "ptxld: error: ptxld check takes one --arch",
+        ),
+    ] {
+        let o = ptxld_in(&d, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(err(&o).starts_with(want), "{args:?}: {}", err(&o));
+        assert!(!d.join("x.ptx").exists() && !d.join("x.map").exists());
+    }
+}
+
+/// Every error the command prints, whatever found it, starts `ptxld: error:`.
+#[test]
+fn every_error_says_ptxld_error() {
+    let d = two_kernels("prefix");
+    std::fs::write(d.join("dup.ptx"), kernel("ka")).unwrap();
+    std::fs::write(
+        d.join("bad.ptx"),
+        ".version 7.0\n.target sm_80\n.address_size 64\n.visible .global .u32 x = 0x;\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("bad.rsp"), "'unterminated\n").unwrap();
+    for args in [
+        &["--bogus"][..],
+        &["-o", "out.ptx", "missing.ptx"],
+        &["-o", "out.ptx", "a.ptx", "dup.ptx"],
+        &["-o", "out.ptx", "bad.ptx"],
+        &["--syntax-only", "bad.ptx"],
+        &["@bad.rsp"],
+        &["-o", "out.ptx", "-lnothing"],
+        &["-o", "out.ptx", "a.ptx", "a.ptx"],
+    ] {
+        let o = ptxld_in(&d, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let text = err(&o);
+        assert!(text.starts_with("ptxld: error: "), "{args:?}: {text}");
+        for line in text.lines().filter(|l| l.contains("error:")) {
+            assert!(line.starts_with("ptxld: error: "), "{args:?}: {line}");
+        }
+    }
+}
+
+/// `-z KEYWORD` is accepted as lld accepts it, with a warning for a keyword it does
+/// not know (here: every keyword).
+#[test]
+fn unknown_z_keywords_are_warned() {
+    let d = two_kernels("z");
+    let o = ptxld_in(
+        &d,
+        &["-z", "now", "-znoexecstack", "-o", "out.ptx", "a.ptx"],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(
+        err(&o),
+        "ptxld: warning: unknown -z value: now\nptxld: warning: unknown -z value: noexecstack\n"
+    );
+}
+
+/// File names are bytes on Unix: an input, an output and a library search folder
+/// whose names are not UTF-8 link (they used to panic, exit status 101).
+#[cfg(unix)]
+#[test]
+fn file_names_that_are_not_utf8_work() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let d = two_kernels("non-utf8");
+    let odd = OsStr::from_bytes(b"k\xff.ptx");
+    std::fs::copy(d.join("a.ptx"), d.join(odd)).unwrap();
+    let out = OsStr::from_bytes(b"out\xfe.ptx");
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .arg("-o")
+        .arg(out)
+        .arg(odd)
+        .arg("b.ptx")
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(std::fs::read_to_string(d.join(out)).unwrap().contains("ka"));
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(["-o", "x.ptx"])
+        .arg(OsStr::from_bytes(b"missing\xff.ptx"))
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).starts_with("ptxld: error: cannot read missing\u{fffd}.ptx"));
+}
+
+/// Standard error that cannot be written (a full device, a closed pipe) makes a
+/// command with something to say fail with exit status 1, not panic (101); a link
+/// with nothing to say is not affected.
+#[cfg(target_os = "linux")]
+#[test]
+fn standard_error_that_cannot_be_written_fails_without_a_panic() {
+    let d = two_kernels("stderr");
+    let run = |args: &[&str], stderr: Stdio| {
+        Command::new(env!("CARGO_BIN_EXE_ptxld"))
+            .args(args)
+            .current_dir(&d)
+            .stderr(stderr)
+            .status()
+            .unwrap()
+    };
+    let full = || Stdio::from(std::fs::File::create("/dev/full").unwrap());
+    let closed = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        Stdio::from(writer)
+    };
+    for stderr in [full(), closed()] {
+        let st = run(&["-z", "x", "-o", "out.ptx", "a.ptx"], stderr);
+        assert_eq!(st.code(), Some(1), "{st}");
+    }
+    for stderr in [full(), closed()] {
+        let st = run(&["-o", "missing-out.ptx", "missing.ptx"], stderr);
+        assert_eq!(st.code(), Some(1), "{st}");
+    }
+    assert!(run(&["-o", "out.ptx", "a.ptx"], full()).success());
+}
+
+/// Response files are bounded as libiberty bounds them: thirteen files each naming
+/// the next four times would expand 4^13 times (15 s and 1.2 GB before); a response
+/// file that never ends (/dev/zero) or is a FIFO nobody writes fails at once.
+#[cfg(target_os = "linux")]
+#[test]
+fn response_files_are_bounded() {
+    let d = two_kernels("rsp-bounds");
+    for i in 0..13 {
+        let next = if i == 12 {
+            "a.ptx".to_string()
+        } else {
+            format!("@f{} ", i + 1).repeat(4)
+        };
+        std::fs::write(d.join(format!("f{i}")), next).unwrap();
+    }
+    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "@f0"]));
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("more than 2000 response files expanded"),
+        "{}",
+        err(&o)
+    );
+    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "@/dev/zero"]));
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("response files hold more than 256 MiB together"),
+        "{}",
+        err(&o)
+    );
+    mkfifo(&d.join("args.fifo"));
+    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "@args.fifo"]));
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("is a FIFO with no writer"), "{}", err(&o));
+    assert!(!d.join("out.ptx").exists());
+    // A FIFO with a writer is read like a file.
+    let writer = hold_fifo(&d.join("args.fifo"));
+    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "@args.fifo"]);
+    let pid = child.id();
+    // Written once ptxld has the FIFO open: data in a FIFO nobody has open is lost.
+    wait_until("ptxld opens args.fifo", || {
+        has_open(pid, &d.join("args.fifo")) || has_exited(pid)
+    });
+    {
+        let mut w = writer;
+        w.write_all(b"a.ptx b.ptx").unwrap();
+    }
+    let o = wait_output(child);
+    assert!(o.status.success(), "{}", err(&o));
+}
+
+/// `-j 10000` for a two-input link starts no more threads than there is work for
+/// (it started 10,000, taking 20 s). Counted while the link waits for a FIFO input.
+#[cfg(target_os = "linux")]
+#[test]
+fn threads_are_bounded_by_the_work() {
+    let d = two_kernels("threads");
+    let fifo = d.join("c.fifo");
+    mkfifo(&fifo);
+    let writer = hold_fifo(&fifo);
+    let child = spawn_ptxld_in(&d, &["-j", "10000", "-o", "out.ptx", "a.ptx", "c.fifo"]);
+    let pid = child.id();
+    wait_until("ptxld opens c.fifo", || {
+        has_open(pid, &fifo) || has_exited(pid)
+    });
+    let status = std::fs::read_to_string(format!("/proc/{}/status", linking_pid(pid))).unwrap();
+    let threads: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    {
+        let mut w = writer;
+        w.write_all(kernel("kc").as_bytes()).unwrap();
+    }
+    let o = wait_output(child);
+    assert!(o.status.success(), "{}", err(&o));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(threads <= cores.max(2) + 4, "{threads} threads");
+}
+
+/// `--help`, the man page and every shell's completions come from one options
+/// table: each option `--help` lists is in all of them.
+#[test]
+fn help_man_page_and_completions_list_the_same_options() {
+    let help = String::from_utf8(ptxld(&["--help"]).stdout).unwrap();
+    // The option names at the start of each option's lines.
+    let longs: std::collections::BTreeSet<&str> = help
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('-'))
+        .flat_map(|l| {
+            l.split([' ', ',', '='])
+                .take_while(|w| w.is_empty() || w.starts_with('-') || w.starts_with('<'))
+                .filter(|w| w.starts_with("--") && w.len() > 2)
+        })
+        .collect();
+    for must in [
+        "--Map",
+        "--trace-symbol",
+        "--why-live",
+        "--gc-sections",
+        "--output",
+    ] {
+        assert!(longs.contains(must), "--help lacks {must}: {longs:?}");
+    }
+    let man = String::from_utf8(ptxld(&["--generate", "man"]).stdout).unwrap();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = ptxld(&["--generate", &format!("complete-{shell}")]);
+        assert!(o.status.success());
+        let script = String::from_utf8(o.stdout).unwrap();
+        for long in &longs {
+            let bare = long.trim_start_matches('-');
+            assert!(script.contains(bare), "{shell} completion lacks {long}");
+        }
+    }
+    for long in &longs {
+        // roff escapes every dash.
+        assert!(
+            man.contains(&long.replace('-', "\\-")),
+            "man page lacks {long}"
+        );
+    }
 }

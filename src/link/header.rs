@@ -50,26 +50,71 @@ impl MergedHeader {
     }
 }
 
+/// Every `.target` architecture of PTX ISA 9.0 ("Target ISA notes" and the `.target`
+/// directive's list): the number, the suffixes it takes (`a` arch-specific, `f`
+/// family-specific) and the lowest PTX ISA version that knows it (`(1, 0)` for those
+/// older than the ISA notes' table). ptxas 12.9 (PTX ISA 8.8) knows all of them but
+/// `sm_88` and `sm_110`, which ISA 9.0 added (docs/linking.md, "Targets").
+const TARGETS: &[(u32, &str, (u32, u32))] = &[
+    (10, "", (1, 0)),
+    (11, "", (1, 0)),
+    (12, "", (1, 0)),
+    (13, "", (1, 0)),
+    (20, "", (1, 0)),
+    (30, "", (1, 0)),
+    (32, "", (1, 0)),
+    (35, "", (1, 0)),
+    (37, "", (1, 0)),
+    (50, "", (4, 0)),
+    (52, "", (4, 0)),
+    (53, "", (4, 2)),
+    (60, "", (5, 0)),
+    (61, "", (5, 0)),
+    (62, "", (5, 0)),
+    (70, "", (6, 0)),
+    (72, "", (6, 1)),
+    (75, "", (6, 3)),
+    (80, "", (7, 0)),
+    (86, "", (7, 1)),
+    (87, "", (7, 4)),
+    (88, "", (9, 0)),
+    (89, "", (7, 8)),
+    (90, "a", (7, 8)),
+    (100, "af", (8, 6)),
+    (101, "af", (8, 6)),
+    (103, "af", (8, 8)),
+    (110, "af", (9, 0)),
+    (120, "af", (8, 7)),
+    (121, "af", (8, 8)),
+];
+
+/// True if `sm_NN[a|f]` is an architecture of the PTX ISA ([`known_targets`]).
+pub fn is_known_target(sm: u32, suffix: Option<u8>) -> bool {
+    TARGETS
+        .iter()
+        .any(|&(n, suffixes, _)| n == sm && suffix.is_none_or(|s| suffixes.as_bytes().contains(&s)))
+}
+
+/// Every architecture of the PTX ISA as `--arch` takes it (`sm_80`, `sm_90a`,
+/// `sm_100f`), in ascending order.
+pub fn known_targets() -> Vec<String> {
+    let mut out = Vec::new();
+    for &(sm, suffixes, _) in TARGETS {
+        out.push(format!("sm_{sm}"));
+        for s in suffixes.chars() {
+            out.push(format!("sm_{sm}{s}"));
+        }
+    }
+    out
+}
+
 /// The lowest PTX ISA version that knows `.target sm_NN[a|f]` (PTX ISA, "Target ISA
 /// notes"); targets not listed need nothing beyond what their modules declare.
 pub fn min_version_for(sm: u32, suffix: Option<u8>) -> (u32, u32) {
     match (sm, suffix) {
         (90, Some(b'a')) => (8, 0),
         (_, Some(b'f')) => (8, 8),
-        (100 | 101, _) => (8, 6),
-        (103 | 121, _) => (8, 8),
-        (120, _) => (8, 7),
-        (89 | 90, _) => (7, 8),
-        (87, _) => (7, 4),
-        (86, _) => (7, 1),
-        (80, _) => (7, 0),
-        (75, _) => (6, 3),
-        (72, _) => (6, 1),
-        (70, _) => (6, 0),
-        (60..=62, _) => (5, 0),
-        (53, _) => (4, 2),
-        (50 | 52, _) => (4, 0),
-        _ => (1, 0),
+        _ => TARGETS.iter().find(|t| t.0 == sm).map_or((1, 0), |t| t.2),
     }
 }
 
@@ -155,6 +200,13 @@ pub(crate) fn merge(
     };
     if let Some(arch) = &opts.arch {
         match parse_arch(arch.as_bytes()) {
+            Some((sm, suffix)) if !is_known_target(sm, suffix) => {
+                errors.push(Diagnostic::global_error(format!(
+                    "target: --arch {arch} is not an architecture of the PTX ISA; \
+                     known: {}",
+                    known_targets().join(", ")
+                )))
+            }
             None => errors.push(Diagnostic::global_error(format!(
                 "target: --arch {arch} is not an architecture like sm_80 or sm_90a"
             ))),

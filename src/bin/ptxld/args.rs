@@ -1,0 +1,501 @@
+//! From the command line to what to do: response files expanded, GNU ld spellings
+//! normalized, the options table's parser run ([`crate::cli`]), options that do not
+//! apply to the mode refused by name, and a [`Job`] built with the order-sensitive
+//! items (inputs, `-l`, `--whole-archive`, groups) in command-line order.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::parser::ValueSource;
+use clap::ArgMatches;
+
+use ptxld::container::Emit;
+use ptxld::driver::{InputSpec, Job};
+use ptxld::link::header::parse_version;
+
+use crate::cli::{self, spelling, ALONE, CHECK, INPUTS, LINK, OPTIONS, PARSE};
+use crate::rsp;
+
+/// What the command does.
+#[derive(Debug)]
+pub enum Mode {
+    /// Link into `job.output`.
+    Link(Box<Job>),
+    /// `ptxld check`: report, as JSON if `json`.
+    Check { job: Box<Job>, json: bool },
+    /// `--syntax-only`.
+    SyntaxOnly(Vec<PathBuf>),
+    /// `--print-symbols`.
+    PrintSymbols(Vec<PathBuf>),
+}
+
+/// A command line understood.
+#[derive(Debug)]
+pub struct Options {
+    pub mode: Mode,
+    /// `-j`, bounded by the work there is ([`thread_count`]).
+    pub threads: Option<usize>,
+    pub error_limit: usize,
+    /// Link in a child and exit when its result is known (`--no-fork` turns it off).
+    pub fork: bool,
+    /// Warnings about the command line itself (`-z` keywords).
+    pub warnings: Vec<String>,
+}
+
+/// What the command line asks for.
+pub enum Parsed {
+    /// Run.
+    Run(Box<Options>),
+    /// Print this on standard output and exit 0 (`--help`, `--version`, `--generate`).
+    Print(Vec<u8>),
+}
+
+/// A usage error, rendered (without the `ptxld: ` prefix).
+pub type Error = String;
+
+/// Understands `args` (without the program name).
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
+    let (args, rsp_files) = rsp::expand(args).map_err(|e| format!("error: {e}"))?;
+    let args = cli::normalize(args);
+    let matches = match cli::command()
+        .try_get_matches_from(std::iter::once(OsString::from("ptxld")).chain(args))
+    {
+        Ok(m) => m,
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            return match e.kind() {
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => {
+                    Ok(Parsed::Print(e.render().to_string().into_bytes()))
+                }
+                _ => Err(e.render().to_string().trim_end().to_string()),
+            };
+        }
+    };
+    let (m, mode, mode_name) = match matches.subcommand() {
+        Some(("check", sub)) => (sub, CHECK, "ptxld check"),
+        _ => {
+            let m = &matches;
+            if given(m, "generate") {
+                (m, ALONE, "--generate")
+            } else if given(m, "print-symbols") {
+                (m, PARSE, "--print-symbols")
+            } else if given(m, "syntax-only") {
+                (m, PARSE, "--syntax-only")
+            } else {
+                (m, LINK, "a link")
+            }
+        }
+    };
+    for o in OPTIONS {
+        if given(m, o.id) && o.modes & mode == 0 {
+            let only = match o.modes {
+                CHECK => " (it applies only to ptxld check)",
+                PARSE => " (it is a mode of its own)",
+                ALONE => " (it takes no other options)",
+                _ => "",
+            };
+            return Err(format!(
+                "error: {} does not apply to {mode_name}{only}; see ptxld --help",
+                spelling(o)
+            ));
+        }
+    }
+    if mode == ALONE {
+        if given(m, INPUTS) {
+            return Err("error: --generate takes no inputs".into());
+        }
+        let what: &String = m.get_one("generate").expect("given");
+        return Ok(Parsed::Print(crate::generate::generate(what)));
+    }
+    if given(m, "syntax-only") && given(m, "print-symbols") {
+        return Err("error: --syntax-only and --print-symbols are two modes; give one".into());
+    }
+    let mut job = Job::new("");
+    job.extra_deps = rsp_files;
+    job.inputs = ordered_inputs(m);
+    let count = |id| m.get_many::<usize>(id).and_then(|mut v| v.next_back());
+    if let Some(n) = count("error-limit") {
+        job.error_limit = *n;
+    }
+    let inputs = job
+        .inputs
+        .iter()
+        .filter(|i| matches!(i, InputSpec::File(_) | InputSpec::Lib(_)))
+        .count();
+    if inputs == 0 {
+        return Err("error: no input files (see ptxld --help)".into());
+    }
+    let threads = count("threads").map(|&n| thread_count(n, inputs));
+    let error_limit = job.error_limit;
+    let files = |job: &Job| -> Vec<PathBuf> { job.input_files() };
+    let mode = match mode {
+        PARSE => {
+            if job.inputs.iter().any(|i| !matches!(i, InputSpec::File(_))) {
+                return Err(format!(
+                    "error: {mode_name} takes files, not library options (-l, groups, \
+                     --whole-archive)"
+                ));
+            }
+            if given(m, "print-symbols") {
+                Mode::PrintSymbols(files(&job))
+            } else {
+                Mode::SyntaxOnly(files(&job))
+            }
+        }
+        CHECK => {
+            link_options(m, &mut job);
+            if job.archs.len() > 1 {
+                return Err("error: ptxld check takes one --arch".into());
+            }
+            let json = m.get_one::<String>("format").is_some_and(|f| f == "json");
+            Mode::Check {
+                job: Box::new(job),
+                json,
+            }
+        }
+        _ => {
+            link_options(m, &mut job);
+            match m.get_one::<PathBuf>("output") {
+                Some(o) => job.output = o.clone(),
+                None => {
+                    return Err("error: no output file: use -o FILE (or -o - for standard \
+                                output); see ptxld --help"
+                        .into())
+                }
+            }
+            Mode::Link(Box::new(job))
+        }
+    };
+    let warnings = m
+        .get_many::<String>("z")
+        .into_iter()
+        .flatten()
+        .map(|k| format!("unknown -z value: {k}"))
+        .collect();
+    Ok(Parsed::Run(Box::new(Options {
+        fork: matches!(mode, Mode::Link(_)) && !given(m, "no-fork"),
+        mode,
+        threads,
+        error_limit,
+        warnings,
+    })))
+}
+
+/// True if option `id` was given on the command line (not a default).
+fn given(m: &ArgMatches, id: &str) -> bool {
+    m.value_source(id) == Some(ValueSource::CommandLine)
+}
+
+/// The inputs, `-l` libraries, `--[no-]whole-archive` and group brackets, in
+/// command-line order.
+fn ordered_inputs(m: &ArgMatches) -> Vec<InputSpec> {
+    let mut items: Vec<(usize, InputSpec)> = Vec::new();
+    let positions = |id: &str| -> Vec<usize> {
+        if given(m, id) {
+            m.indices_of(id).map(|i| i.collect()).unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+    };
+    let values = |id: &str| -> Vec<PathBuf> {
+        m.get_many::<PathBuf>(id)
+            .map(|v| v.cloned().collect())
+            .unwrap_or_default()
+    };
+    for (i, p) in positions(INPUTS).into_iter().zip(values(INPUTS)) {
+        items.push((i, InputSpec::File(p)));
+    }
+    for (i, p) in positions("library").into_iter().zip(values("library")) {
+        items.push((i, InputSpec::Lib(p.into_os_string())));
+    }
+    for (id, spec) in [
+        ("whole-archive", InputSpec::WholeArchive(true)),
+        ("no-whole-archive", InputSpec::WholeArchive(false)),
+        ("start-group", InputSpec::Group(true)),
+        ("end-group", InputSpec::Group(false)),
+    ] {
+        for i in positions(id) {
+            items.push((i, spec.clone()));
+        }
+    }
+    items.sort_by_key(|(i, _)| *i);
+    items.into_iter().map(|(_, s)| s).collect()
+}
+
+/// The options of a link or check, from the table's matches.
+fn link_options(m: &ArgMatches, job: &mut Job) {
+    let strings = |id: &str| -> Vec<String> {
+        m.get_many::<String>(id)
+            .map(|v| v.cloned().collect())
+            .unwrap_or_default()
+    };
+    let last = |id: &str| {
+        m.get_many::<String>(id)
+            .and_then(|mut v| v.next_back().cloned())
+    };
+    let flag = |id: &str| given(m, id);
+    job.lib_dirs = m
+        .get_many::<PathBuf>("library-path")
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default();
+    job.undefined = strings("undefined");
+    job.archs = strings("arch");
+    job.ptx_version = last("ptx-version").and_then(|v| parse_version(&v));
+    job.emit = last("emit").and_then(|e| Emit::parse(&e));
+    if let Some(s) = last("symbol") {
+        job.symbol = s;
+    }
+    job.depfile = m.get_one::<PathBuf>("dependency-file").cloned();
+    job.map_file = m.get_one::<PathBuf>("Map").cloned();
+    job.verbose = flag("verbose");
+    // The later of --gc-sections and --no-gc-sections wins, as in GNU ld.
+    let place = |id: &str| {
+        if given(m, id) {
+            m.indices_of(id).and_then(|i| i.max())
+        } else {
+            None
+        }
+    };
+    job.gc_sections = place("gc-sections") > place("no-gc-sections");
+    job.exports = strings("export");
+    job.export_all = flag("export-all");
+    job.print_gc_sections = flag("print-gc-sections");
+    job.print_map = flag("print-map");
+    job.trace = strings("trace-symbol");
+    job.why_live = strings("why-live");
+    job.fatal_warnings = flag("fatal-warnings");
+    job.strip_debug = flag("strip-debug");
+    job.stats = flag("stats");
+}
+
+/// The threads to use for `requested`: never more than there is work for, that is
+/// the larger of the number of inputs (parsed in parallel) and of cores (one large
+/// input is walked in parallel too). `-j 10000` for one small input would otherwise
+/// start 10,000 threads.
+pub fn thread_count(requested: usize, inputs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    requested.min(inputs.max(cores)).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Modes, Value};
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    /// What a command line parses to, as text (for comparing two parses).
+    fn parsed(args: &[&str]) -> Result<String, String> {
+        match parse(os(args))? {
+            Parsed::Run(o) => Ok(format!("{o:?}")),
+            Parsed::Print(text) => Ok(String::from_utf8_lossy(&text).into_owned()),
+        }
+    }
+
+    /// A command line of `mode` with `extra` options.
+    fn line(mode: Modes, extra: &[String]) -> Vec<String> {
+        let mut args: Vec<String> = match mode {
+            CHECK => vec!["check".into()],
+            PARSE
+                if !extra
+                    .iter()
+                    .any(|a| a.contains("symbols") || a.contains("syntax")) =>
+            {
+                vec!["--syntax-only".into()]
+            }
+            ALONE if !extra.iter().any(|a| a.contains("generate")) => {
+                vec!["--generate".into(), "man".into()]
+            }
+            _ => Vec::new(),
+        };
+        args.extend(extra.iter().cloned());
+        if mode == LINK
+            && !extra
+                .iter()
+                .any(|a| a.starts_with("-o") || a.contains("output"))
+        {
+            args.extend(["-o".into(), "out.ptx".into()]);
+        }
+        if mode != ALONE {
+            args.push("in.ptx".into());
+        }
+        args
+    }
+
+    fn sample(v: Value) -> Option<&'static str> {
+        Some(match v {
+            Value::None => return None,
+            Value::Path(_) => "some/file",
+            Value::Text(_) | Value::Identifier(_) => "name_1",
+            Value::Count(_) => "3",
+            Value::Positive(_) => "1",
+            Value::Target => "sm_90a",
+            Value::Version => "8.0",
+            Value::OneOf(_, values) => values[values.len() - 1],
+        })
+    }
+
+    /// Every spelling of `o` that GNU ld and lld accept, with `value`.
+    fn spellings(o: &crate::cli::Opt, value: Option<&str>) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        let v = |s: String| match value {
+            Some(v) => vec![s, v.to_string()],
+            None => vec![s],
+        };
+        if !o.long.is_empty() {
+            out.push(v(format!("--{}", o.long)));
+            if let Some(val) = value {
+                out.push(vec![format!("--{}={val}", o.long)]);
+            }
+            if !o.long.starts_with('o') && o.long.len() > 1 {
+                out.push(v(format!("-{}", o.long)));
+                if let Some(val) = value {
+                    out.push(vec![format!("-{}={val}", o.long)]);
+                }
+            }
+        }
+        if let Some(c) = o.short {
+            out.push(v(format!("-{c}")));
+            if let Some(val) = value {
+                out.push(vec![format!("-{c}{val}")]);
+            }
+        }
+        out
+    }
+
+    /// Every option of the table parses in every spelling, in each mode it applies
+    /// to, changes what the command does, and is refused by name elsewhere; a flag
+    /// refuses a value.
+    #[test]
+    fn every_option_parses_in_every_spelling_and_only_where_it_applies() {
+        for o in OPTIONS {
+            let value = sample(o.value);
+            for mode in [LINK, CHECK, PARSE, ALONE] {
+                for spelled in spellings(o, value) {
+                    let args = line(mode, &spelled);
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let got = parsed(&args);
+                    if o.modes & mode == 0 {
+                        let err = got.expect_err(&format!("{args:?} should be refused"));
+                        assert!(
+                            err.contains("does not apply") || err.contains("--syntax-only"),
+                            "{args:?}: {err}"
+                        );
+                        continue;
+                    }
+                    let got = got.unwrap_or_else(|e| panic!("{args:?}: {e}"));
+                    // A mode's own flag is compared with a link.
+                    let modal = ["syntax-only", "print-symbols"].contains(&o.id);
+                    let base = line(if modal { LINK } else { mode }, &[]);
+                    let base: Vec<&str> = base.iter().map(String::as_str).collect();
+                    if o.id != "no-gc-sections" && mode != ALONE {
+                        assert_ne!(Ok(got), parsed(&base), "{args:?} changes nothing");
+                    }
+                }
+                if value.is_none() && !o.long.is_empty() && o.modes & mode != 0 {
+                    let args = line(mode, &[format!("--{}=no", o.long)]);
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    assert!(parsed(&args).is_err(), "{args:?} accepted a value");
+                }
+            }
+        }
+    }
+
+    /// `--help` lists every option of the table, long and short names.
+    #[test]
+    fn help_lists_every_option() {
+        let help = match parse(os(&["--help"])).unwrap() {
+            Parsed::Print(text) => String::from_utf8(text).unwrap(),
+            Parsed::Run(_) => panic!("--help ran"),
+        };
+        let check_help = match parse(os(&["check", "--help"])).unwrap() {
+            Parsed::Print(text) => String::from_utf8(text).unwrap(),
+            Parsed::Run(_) => panic!("check --help ran"),
+        };
+        for o in OPTIONS {
+            let help = if o.modes == CHECK { &check_help } else { &help };
+            if !o.long.is_empty() {
+                assert!(help.contains(&format!("--{}", o.long)), "--{}", o.long);
+            }
+            if let Some(c) = o.short {
+                assert!(help.contains(&format!("-{c}")), "-{c}");
+            }
+            assert!(help.contains(o.help.split_whitespace().next().unwrap()));
+        }
+    }
+
+    /// Options that only keep their last value or change mode order nothing; the
+    /// order-sensitive ones keep their places among the inputs.
+    #[test]
+    fn inputs_libraries_and_groups_keep_their_order() {
+        let Parsed::Run(o) = parse(os(&[
+            "a.ptx",
+            "--whole-archive",
+            "-lx",
+            "-(",
+            "b.ptx",
+            "-l",
+            ":c.a",
+            "-)",
+            "--no-whole-archive",
+            "-o",
+            "out",
+            "--",
+            "-d.ptx",
+        ]))
+        .unwrap() else {
+            panic!("did not run")
+        };
+        let Mode::Link(job) = o.mode else {
+            panic!("not a link")
+        };
+        let want = [
+            InputSpec::File("a.ptx".into()),
+            InputSpec::WholeArchive(true),
+            InputSpec::Lib("x".into()),
+            InputSpec::Group(true),
+            InputSpec::File("b.ptx".into()),
+            InputSpec::Lib(":c.a".into()),
+            InputSpec::Group(false),
+            InputSpec::WholeArchive(false),
+            InputSpec::File("-d.ptx".into()),
+        ];
+        assert_eq!(job.inputs, want);
+    }
+
+    /// The later of `--gc-sections` and `--no-gc-sections` wins, as in GNU ld, and
+    /// an option given twice keeps its last value.
+    #[test]
+    fn the_last_option_wins() {
+        let Parsed::Run(o) = parse(os(&["-o", "a", "-o", "b", "--emit=ptx", "--emit=obj", "i"]))
+            .unwrap()
+        else {
+            panic!("did not run")
+        };
+        let Mode::Link(job) = o.mode else {
+            panic!("not a link")
+        };
+        assert_eq!(job.output, std::path::Path::new("b"));
+        assert_eq!(job.emit, Some(Emit::Obj));
+        let gc = |args: &[&str]| match parse(os(args)).unwrap() {
+            Parsed::Run(o) => match o.mode {
+                Mode::Link(job) => job.gc_sections,
+                _ => panic!("not a link"),
+            },
+            Parsed::Print(_) => panic!("printed"),
+        };
+        assert!(gc(&["--no-gc-sections", "--gc-sections", "-o", "o", "i"]));
+        assert!(!gc(&["--gc-sections", "--no-gc-sections", "-o", "o", "i"]));
+        assert!(!gc(&["-o", "o", "i"]));
+    }
+
+    #[test]
+    fn threads_never_exceed_the_work() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(thread_count(10_000, 1), cores);
+        assert_eq!(thread_count(10_000, 50_000), 10_000);
+        assert_eq!(thread_count(1, 50_000), 1);
+    }
+}

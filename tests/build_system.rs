@@ -312,13 +312,9 @@ fn fatal_warnings_turn_warnings_into_errors() {
 fn gcc_module_links_against_newlib() {
     let accel = Path::new("/usr/lib/gcc/x86_64-linux-gnu/12/accel/nvptx-none");
     if !accel.join("libc.a").exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install gcc-12-offload-nvptx"
-        );
-        eprintln!(
-            "\n*** SKIPPED: {} missing (install gcc-12-offload-nvptx) ***\n",
-            accel.display()
+        skip(
+            "gcc_module_links_against_newlib",
+            &format!("{} missing; install gcc-12-offload-nvptx", accel.display()),
         );
         return;
     }

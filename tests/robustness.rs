@@ -534,7 +534,7 @@ fn unreadable_input_and_read_only_output_directory() {
     let mut ptxld = match unprivileged_ptxld(&d) {
         Ok(c) => c,
         Err(why) => {
-            eprintln!("\n*** SKIP: unreadable_input_and_read_only_output_directory: {why} ***\n");
+            skip("unreadable_input_and_read_only_output_directory", &why);
             return;
         }
     };
@@ -548,9 +548,9 @@ fn unreadable_input_and_read_only_output_directory() {
     mode(&d.join("ro"), 0o555);
     // An ordinary user with CAP_DAC_OVERRIDE could still read: nothing to test then.
     if euid() != Some(0) && std::fs::read(d.join("secret.ptx")).is_ok() {
-        eprintln!(
-            "\n*** SKIP: unreadable_input_and_read_only_output_directory: permissions do \
-             not stop this user ***\n"
+        skip(
+            "unreadable_input_and_read_only_output_directory",
+            "permissions do not stop this user",
         );
         return;
     }

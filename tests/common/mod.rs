@@ -57,9 +57,22 @@ pub fn producer_fixtures(producer: &str) -> Vec<PathBuf> {
     ptx_files(&root().join("fixtures/ptx").join(producer))
 }
 
+/// Says that the calling test cannot run and why, where `cargo test` shows it: on
+/// the process's standard error itself, which the test harness does not capture (it
+/// captures only `print!` and `eprint!`). In CI (`CI` set) every tool is installed and
+/// nothing may skip: there it fails the test instead.
+pub fn skip(test: &str, why: &str) {
+    use std::io::Write as _;
+    if std::env::var_os("CI").is_some() {
+        panic!("{test} cannot run in CI: {why}");
+    }
+    let line = format!("\n*** SKIPPED {test}: {why} ***\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
 /// Finds an NVIDIA tool: the environment variable `var`, else `default` under
-/// `.tools/nv`. Returns `None` (after saying so loudly) when it is missing, except in
-/// CI, where a missing tool fails the test: CI installs every tool.
+/// `.tools/nv`. Returns `None` (after [`skip`] said so) when it is missing; in CI,
+/// where every tool is installed, a missing one fails the test.
 pub fn nvidia_tool(var: &str, default: &str) -> Option<PathBuf> {
     let path = std::env::var_os(var)
         .map(PathBuf::from)
@@ -67,16 +80,16 @@ pub fn nvidia_tool(var: &str, default: &str) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{var} not found at {}: CI must install the NVIDIA tools (scripts/install-tools.sh)",
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    skip(
+        &test,
+        &format!(
+            "{var} not found at {}; run scripts/install-tools.sh (or `just tools`)",
             path.display()
-        );
-    }
-    eprintln!(
-        "\n*** SKIPPED: {var} not found at {}; run scripts/install-tools.sh (or `just tools`) \
-         to run this test ***\n",
-        path.display()
+        ),
     );
     None
 }

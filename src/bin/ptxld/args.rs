@@ -469,8 +469,8 @@ mod tests {
     /// an option given twice keeps its last value.
     #[test]
     fn the_last_option_wins() {
-        let Parsed::Run(o) = parse(os(&["-o", "a", "-o", "b", "--emit=ptx", "--emit=obj", "i"]))
-            .unwrap()
+        let Parsed::Run(o) =
+            parse(os(&["-o", "a", "-o", "b", "--emit=ptx", "--emit=obj", "i"])).unwrap()
         else {
             panic!("did not run")
         };

@@ -30,6 +30,17 @@ bench:
 bench-cross:
     cargo bench --bench parse -- cross
 
+# bench-cross with another revision's ptxld timed in the same rounds (default: the last commit).
+bench-against REV="HEAD":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    dir=target/baseline-src
+    rm -rf "$dir" && git worktree prune
+    git worktree add --detach "$dir" "{{REV}}" >/dev/null
+    (cd "$dir" && CARGO_TARGET_DIR=../baseline-target cargo build --release --quiet)
+    git worktree remove --force "$dir"
+    PTXLD_BENCH_BASELINE="$PWD/target/baseline-target/release/ptxld" cargo bench --bench parse -- cross
+
 # Regenerate fixtures/ptx from fixtures/src with the real producers.
 fixtures: tools
     bash scripts/regen-fixtures.sh

@@ -250,9 +250,12 @@ fn report_cross(log: &mut String) {
             )
         })
         .collect();
-    let link = |scale: usize, files: &[PathBuf], threads: Option<&str>| {
-        let out = out(scale, threads);
-        let mut c = Command::new(ptxld);
+    // Another build of ptxld to compare with in the same rounds (`just bench-against
+    // REV` builds one): a change is judged by this build's medians over the
+    // baseline's, taken over the same stretch of time.
+    let baseline = std::env::var_os("PTXLD_BENCH_BASELINE").map(PathBuf::from);
+    let link_with = |program: &Path, out: PathBuf, files: &[PathBuf], threads: Option<&str>| {
+        let mut c = Command::new(program);
         if let Some(j) = threads {
             c.args(["-j", j]);
         }
@@ -263,6 +266,10 @@ fn report_cross(log: &mut String) {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         t.elapsed()
     };
+    let link = |scale: usize, files: &[PathBuf], threads: Option<&str>| {
+        link_with(Path::new(ptxld), out(scale, threads), files, threads)
+    };
+    let base_out = |scale: usize| root().join(format!("target/bench-cross-baseline-x{scale}.ptx"));
     // Every command of every scale in each round (`cat` and ptxld of each set, and
     // ptxld on one thread for x1): the scaling ratios compare medians taken over the
     // same stretch of time, so a machine whose speed drifts (another tenant of the
@@ -281,12 +288,25 @@ fn report_cross(log: &mut String) {
         .map(|(f, &(scale, _))| move || link(scale, f, None))
         .collect();
     let one = || link(1, &sets[0], Some("1"));
+    let bases: Vec<_> = sets
+        .iter()
+        .zip(&scales)
+        .map(|(f, &(scale, _))| {
+            let program = baseline.clone();
+            move || link_with(program.as_deref().unwrap(), base_out(scale), f, None)
+        })
+        .collect();
     let mut commands: Vec<&dyn Fn() -> Duration> = Vec::new();
     for i in 0..scales.len() {
         commands.push(&cats[i]);
         commands.push(&alls[i]);
     }
     commands.push(&one);
+    if baseline.is_some() {
+        for b in &bases {
+            commands.push(b);
+        }
+    }
     let timed = interleaved(runs, &commands);
     let mut out_log = |line: String| {
         println!("{line}");
@@ -338,6 +358,16 @@ fn report_cross(log: &mut String) {
             ms_list(cats),
             ms_list(links)
         ));
+        if let Some(program) = &baseline {
+            let times = &timed[2 * scales.len() + 1 + i];
+            out_log(format!(
+                "  baseline {}: median {:.0} ms; this build {:.3}x the baseline (every run: {})",
+                program.display(),
+                median_of(times).as_secs_f64() * 1e3,
+                med.as_secs_f64() / median_of(times).as_secs_f64(),
+                ms_list(times)
+            ));
+        }
         match base {
             None => {
                 base = Some(med);

@@ -40,6 +40,8 @@ pub struct Options {
     pub fork: bool,
     /// Warnings about the command line itself (`-z` keywords).
     pub warnings: Vec<String>,
+    /// How many inputs and libraries the command line names.
+    pub inputs: usize,
 }
 
 /// What the command line asks for.
@@ -91,7 +93,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
             let only = match o.modes {
                 CHECK => " (it applies only to ptxld check)",
                 PARSE => " (it is a mode of its own)",
-                ALONE => " (it takes no other options)",
                 _ => "",
             };
             return Err(format!(
@@ -113,8 +114,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let mut job = Job::new("");
     job.extra_deps = rsp_files;
     job.inputs = ordered_inputs(m);
-    let count = |id| m.get_many::<usize>(id).and_then(|mut v| v.next_back());
-    if let Some(n) = count("error-limit") {
+    let last_number = |id| m.get_many::<usize>(id).and_then(|mut v| v.next_back());
+    if let Some(n) = last_number("error-limit") {
         job.error_limit = *n;
     }
     let inputs = job
@@ -125,7 +126,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     if inputs == 0 {
         return Err("error: no input files (see ptxld --help)".into());
     }
-    let threads = count("threads").map(|&n| thread_count(n, inputs));
+    let threads = last_number("threads").map(|&n| thread_count(n, inputs));
     let error_limit = job.error_limit;
     let files = |job: &Job| -> Vec<PathBuf> { job.input_files() };
     let mode = match mode {
@@ -178,6 +179,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         threads,
         error_limit,
         warnings,
+        inputs,
     })))
 }
 

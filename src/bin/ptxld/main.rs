@@ -180,7 +180,7 @@ fn main() -> ExitCode {
     let reporter = options.fork.then(early_exit::fork).flatten();
     // Before the first thread starts too (see the function), and after the fork: a
     // child's descriptor table is copied only as large as its open descriptors need.
-    ptxld::input::keep_files_open(std::env::args_os().len());
+    ptxld::input::keep_files_open(options.inputs);
     // Ctrl-C while the output is being written leaves no temporary file behind.
     let _ = ctrlc::set_handler(|| {
         ptxld::output::remove_temporaries();

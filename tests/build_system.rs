@@ -422,6 +422,18 @@ fn link_in_memory() {
     assert!(text.contains(".visible .func (.param .b32 r) f (.param .b32 a)\n{"));
     let err = link_in_memory(&inputs[..1], &Job::new("mem.ptx")).unwrap_err();
     assert!(err.messages.contains("undefined symbol: f"));
+    // The library refuses a target the PTX ISA does not have, as the command line does.
+    let mut job = Job::new("mem.ptx");
+    job.archs = vec!["sm_999".into()];
+    let err = link_in_memory(&inputs, &job).unwrap_err();
+    assert!(
+        err.messages
+            .contains("target: --arch sm_999 is not an architecture of the PTX ISA; known: sm_10"),
+        "{}",
+        err.messages
+    );
+    job.archs = vec!["sm_100f".into()];
+    assert!(link_in_memory(&inputs, &job).is_ok());
 }
 
 /// --gc-sections keeps kernels and exports and what they reach; undefined symbols that

@@ -18,7 +18,7 @@ use crate::input::{
 };
 use crate::ir::Module;
 use crate::link::{link, module_sources, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
-use crate::output::{clobbers_input, write_atomic, write_atomic_with};
+use crate::output::clobbers_input;
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
 use crate::source::SourceMap;
@@ -757,8 +757,9 @@ fn link_plans(
     })
 }
 
-/// Links `job`, writes the output atomically and the dependency file. After a
-/// failure no output is left behind (an older one is removed, as GNU ld does).
+/// Links `job`, writes the output atomically, the link map and the dependency file.
+/// After a failure no output is left behind (an older one is removed, as GNU ld
+/// does).
 pub fn run(job: &Job) -> Result<Outcome, Failure> {
     let inputs = job.input_files();
     if clobbers_input(&job.output, &inputs) {
@@ -768,71 +769,102 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
         )));
     }
     let result = link_job(job).and_then(|mut o| {
-        let t = Stopwatch::start();
-        // Whether an input changed: one `stat` per input (thousands in a large
-        // link); the first changed input in command-line order is the one
-        // reported, and it fails the link.
-        let changed = std::sync::OnceLock::new();
-        let first_changed = |(path, before): &&Stamp| stamp(path).1 != *before;
-        // Standard output cannot be taken back: checked before anything is
-        // written, in parallel.
-        let to_stdout = job.output == Path::new("-");
-        if to_stdout {
-            if let Some((path, _)) = o.stamps.par_iter().find_first(first_changed) {
-                let _ = changed.set(path.clone());
-            }
-        }
-        // A file is checked after the inputs were read for the last time, by the
-        // thread that read them (while the writer writes the last chunks), before
-        // it replaces anything.
-        let check_file = || {
-            if let Some((path, _)) = o.stamps.iter().find(first_changed) {
-                let _ = changed.set(path.clone());
-            }
-        };
-        let after_reads: &(dyn Fn() + Sync) = if to_stdout { &|| {} } else { &check_file };
-        let written = match changed.get() {
-            Some(_) => Ok(()),
-            None => write_atomic_with(&job.output, &mut |w, file| {
-                o.write_to_then(w, file, after_reads)?;
-                match changed.get() {
-                    Some(_) => Err(std::io::Error::other("an input changed")),
-                    None => Ok(()),
-                }
-            }),
-        };
-        if let Some(path) = changed.get() {
-            return Err(fail(format!(
-                "input {} changed while ptxld was linking it; run the link again",
-                path.display()
-            )));
-        }
-        written.map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
-        if job.stats {
-            o.messages.push_str(&t.stop("writing the output").render());
-        }
-        if let (Some(path), Some(map)) = (&job.map_file, &o.map) {
-            write_atomic(path, map.as_bytes())
-                .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
-        }
-        if job.stats {
-            if let Some(kb) = peak_rss_kb() {
-                o.messages.push_str(&format!(
-                    "ptxld: stats: peak resident memory {:.1} MB\n",
-                    kb as f64 / 1e3
-                ));
-            }
-        }
-        if let Some(dep) = &job.depfile {
-            write_atomic(dep, depfile(&job.output, &o.files_read).as_bytes())
-                .map_err(|e| fail(format!("cannot write {}: {e}", dep.display())))?;
-        }
+        let dep = job
+            .depfile
+            .as_ref()
+            .map(|_| depfile(&job.output, &o.files_read).into_bytes());
+        write_outputs(job, &mut o, dep)?;
         Ok(o)
     });
     if result.is_err() && job.output != Path::new("-") && job.output.is_file() {
         let _ = std::fs::remove_file(&job.output);
     }
     result
+}
+
+/// The error of a failed write of `path`.
+fn cannot_write(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+    move |e| fail(format!("cannot write {}: {e}", path.display()))
+}
+
+/// Writes the output, then the link map and the dependency file (`dep`, made
+/// already), and only then puts them in place, one after the other: a failure
+/// writing any of them leaves none of them new.
+fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(), Failure> {
+    use crate::output::OutputFile;
+    let t = Stopwatch::start();
+    // Whether an input changed: one `stat` per input (thousands in a large link);
+    // the first changed input in command-line order is the one reported, and it
+    // fails the link.
+    let changed = std::sync::OnceLock::new();
+    let first_changed = |(path, before): &&Stamp| stamp(path).1 != *before;
+    // Standard output cannot be taken back: checked before anything is written, in
+    // parallel.
+    let to_stdout = job.output == Path::new("-");
+    if to_stdout {
+        if let Some((path, _)) = o.stamps.par_iter().find_first(first_changed) {
+            let _ = changed.set(path.clone());
+        }
+    }
+    // A file is checked after the inputs were read for the last time, by the thread
+    // that read them (while the writer writes the last chunks), before it replaces
+    // anything.
+    let check_file = || {
+        if let Some((path, _)) = o.stamps.iter().find(first_changed) {
+            let _ = changed.set(path.clone());
+        }
+    };
+    let after_reads: &(dyn Fn() + Sync) = if to_stdout { &|| {} } else { &check_file };
+    let mut output = None;
+    let written = match changed.get() {
+        Some(_) => Ok(()),
+        None => OutputFile::create(&job.output).and_then(|mut f| {
+            f.write_with(&mut |w, file| {
+                o.write_to_then(w, file, after_reads)?;
+                match changed.get() {
+                    Some(_) => Err(std::io::Error::other("an input changed")),
+                    None => Ok(()),
+                }
+            })?;
+            output = Some(f);
+            Ok(())
+        }),
+    };
+    if let Some(path) = changed.get() {
+        return Err(fail(format!(
+            "input {} changed while ptxld was linking it; run the link again",
+            path.display()
+        )));
+    }
+    written.map_err(cannot_write(&job.output))?;
+    if job.stats {
+        o.messages.push_str(&t.stop("writing the output").render());
+    }
+    let mut files = vec![(output, job.output.as_path())];
+    if let (Some(path), Some(map)) = (&job.map_file, &o.map) {
+        let mut f = OutputFile::create(path).map_err(cannot_write(path))?;
+        f.write_all(map.as_bytes()).map_err(cannot_write(path))?;
+        files.push((Some(f), path));
+    }
+    if job.stats {
+        if let Some(kb) = peak_rss_kb() {
+            o.messages.push_str(&format!(
+                "ptxld: stats: peak resident memory {:.1} MB\n",
+                kb as f64 / 1e3
+            ));
+        }
+    }
+    if let (Some(path), Some(dep)) = (&job.depfile, dep) {
+        let mut f = OutputFile::create(path).map_err(cannot_write(path))?;
+        f.write_all(&dep).map_err(cannot_write(path))?;
+        files.push((Some(f), path));
+    }
+    for (f, path) in files {
+        if let Some(f) = f {
+            f.commit().map_err(cannot_write(path))?;
+        }
+    }
+    Ok(())
 }
 
 /// A Make-syntax dependency file: `output: input ...`, escaped as GCC's `-MD` does

@@ -1,0 +1,271 @@
+//! Trust at the edges: ptxld never destroys a file. Temporaries are created
+//! exclusively (never through a planted symbolic link) and swept once their writer is
+//! gone; special files (devices, FIFOs) are written in place, never replaced; no file
+//! written is a file read, nor another file written; SIGINT, SIGTERM and SIGHUP leave
+//! no temporary; depfiles read back by GNU make name exactly the files read; an output
+//! to a closed standard output is an error.
+//!
+//! The tests act on running links at points they observe in /proc, never after a
+//! sleep, so most are Linux-only.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+
+fn dir(name: &str) -> PathBuf {
+    scratch(&format!("out-{name}"))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A module with one kernel `NAME`.
+fn module(name: &str) -> String {
+    format!(".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry {name}() {{ ret; }}\n")
+}
+
+/// Writes `module(name)` to `d/file`.
+fn put(d: &Path, file: &str, name: &str) {
+    std::fs::write(d.join(file), module(name)).unwrap();
+}
+
+/// The output of linking `args` (which must succeed) in `d`, to compare with.
+fn expected(d: &Path, args: &[&str]) -> Vec<u8> {
+    let want = d.join(".expected.ptx");
+    let mut all = vec!["-o", want.to_str().unwrap()];
+    all.extend(args);
+    let o = ptxld_in(d, &all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&want).unwrap();
+    std::fs::remove_file(&want).unwrap();
+    bytes
+}
+
+/// Temporary output files (`.NAME.ptxld-...tmp`) in `d`.
+fn temporaries(d: &Path) -> Vec<String> {
+    let mut t: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') && n.contains(".ptxld-") && n.ends_with(".tmp"))
+        .collect();
+    t.sort();
+    t
+}
+
+// 1. Exclusive temporaries.
+
+/// Symbolic links planted where a temporary could be created (the old predictable
+/// `.out.ptx.ptxld-PID.tmp`, and names of the new pattern) are never written through:
+/// the file they point to stays as it was. A symbolic link named as the output is
+/// replaced by the output (as GNU ld and lld do), its target untouched. And the output
+/// has the permissions of a normally created file: 0666 less the umask.
+#[test]
+fn planted_symbolic_links_are_never_written_through() {
+    let d = dir("planted");
+    put(&d, "a.ptx", "a_k");
+    put(&d, "b.ptx", "b_k");
+    let want = expected(&d, &["a.ptx", "b.ptx"]);
+    std::fs::write(d.join("victim"), b"precious\n").unwrap();
+    // Held at its FIFO input, the link's process id is known before it writes.
+    let fifo = d.join("b.fifo");
+    mkfifo(&fifo);
+    let writer = hold_fifo(&fifo);
+    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let pid = child.id();
+    wait_until("ptxld opens its FIFO input", || {
+        has_open(pid, &fifo) || has_exited(pid)
+    });
+    let worker = linking_pid(pid);
+    let mut planted = vec![format!(".out.ptx.ptxld-{worker}.tmp")];
+    for random in ["AAAAAA", "aaaaaa", "000000"] {
+        planted.push(format!(".out.ptx.ptxld-{worker}-{random}.tmp"));
+    }
+    for p in &planted {
+        std::os::unix::fs::symlink("victim", d.join(p)).unwrap();
+    }
+    let mut w = writer;
+    w.write_all(std::fs::read(d.join("b.ptx")).unwrap().as_slice())
+        .unwrap();
+    drop(w);
+    let o = wait_output(child);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(d.join("victim")).unwrap(), b"precious\n");
+    let out = std::fs::symlink_metadata(d.join("out.ptx")).unwrap();
+    assert!(out.is_file(), "out.ptx is not a regular file: {out:?}");
+    assert_eq!(std::fs::read(d.join("out.ptx")).unwrap(), want);
+    // The planted links are not followed, nor taken for leftovers.
+    for p in &planted {
+        assert!(
+            std::fs::symlink_metadata(d.join(p)).unwrap().is_symlink(),
+            "{p}"
+        );
+    }
+
+    // A symbolic link named as the output is replaced, its target kept.
+    std::os::unix::fs::symlink("victim", d.join("link.ptx")).unwrap();
+    let o = ptxld_in(&d, &["-o", "link.ptx", "a.ptx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(d.join("link.ptx"))
+        .unwrap()
+        .is_file());
+    assert_eq!(std::fs::read(d.join("victim")).unwrap(), b"precious\n");
+
+    // Permissions: 0666 less the umask, like `touch` under the same umask.
+    for (umask, mode) in [("022", 0o644), ("027", 0o640), ("077", 0o600)] {
+        let o = Command::new("sh")
+            .args([
+                "-c",
+                &format!("umask {umask} && exec \"$0\" -o perm.ptx a.ptx"),
+            ])
+            .arg(env!("CARGO_BIN_EXE_ptxld"))
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let got = std::fs::metadata(d.join("perm.ptx"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(got & 0o7777, mode, "umask {umask}");
+        std::fs::remove_file(d.join("perm.ptx")).unwrap();
+    }
+}
+
+// 2. Special destinations.
+
+/// `-o` naming a character device writes into it and leaves it a device. Tested on a
+/// device node made in the test's folder (the same as /dev/null), so that a ptxld that
+/// replaced it would not replace the machine's /dev/null; skipped loudly where
+/// `mknod` is not allowed.
+#[test]
+fn a_device_output_is_written_in_place() {
+    let d = dir("device");
+    put(&d, "a.ptx", "a_k");
+    let made = Command::new("mknod")
+        .args(["null", "c", "1", "3"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    if !made.status.success() {
+        eprintln!(
+            "\n*** SKIP: a_device_output_is_written_in_place: mknod: {} ***\n",
+            stderr(&made).trim()
+        );
+        return;
+    }
+    let o = ptxld_in(&d, &["-o", "null", "a.ptx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = std::fs::symlink_metadata(d.join("null")).unwrap();
+    assert!(m.file_type().is_char_device(), "null is now {m:?}");
+    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+    // A failed link leaves it too.
+    put(&d, "dup.ptx", "a_k");
+    let o = ptxld_in(&d, &["-o", "null", "a.ptx", "dup.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(std::fs::symlink_metadata(d.join("null"))
+        .unwrap()
+        .file_type()
+        .is_char_device());
+}
+
+/// The real /dev/null (the test runs as root in CI, where a rename over it would
+/// succeed and replace the machine's /dev/null with a file).
+#[test]
+fn dev_null_output_stays_a_device() {
+    let d = dir("dev-null");
+    put(&d, "a.ptx", "a_k");
+    let o = ptxld_in(&d, &["-o", "/dev/null", "a.ptx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = std::fs::symlink_metadata("/dev/null").unwrap();
+    assert!(m.file_type().is_char_device(), "/dev/null is now {m:?}");
+    assert!(temporaries(Path::new("/dev")).is_empty());
+}
+
+/// Reads the FIFO at `path` to its end on a thread; the bytes come back when the
+/// thread is joined.
+fn read_fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        bytes
+    })
+}
+
+/// A FIFO as the output (directly, or through a symbolic link) is written in place:
+/// its reader gets the output, the FIFO stays a FIFO, and a failed link leaves it.
+/// A symbolic link to standard output (`/proc/self/fd/1`) writes standard output.
+#[test]
+fn fifo_outputs_are_written_in_place() {
+    let d = dir("fifo-out");
+    put(&d, "a.ptx", "a_k");
+    let want = expected(&d, &["a.ptx"]);
+    let fifo = d.join("out.fifo");
+    mkfifo(&fifo);
+    std::os::unix::fs::symlink("out.fifo", d.join("link.ptx")).unwrap();
+    for name in ["out.fifo", "link.ptx"] {
+        let reader = read_fifo(&fifo);
+        let o = ptxld_in(&d, &["-o", name, "a.ptx"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(
+            std::fs::metadata(&fifo).unwrap().file_type().is_fifo(),
+            "{name}: the FIFO was replaced"
+        );
+        assert!(std::fs::symlink_metadata(d.join("link.ptx"))
+            .unwrap()
+            .is_symlink());
+        assert_eq!(reader.join().unwrap(), want, "{name}");
+    }
+    // A failed link (it fails before opening the FIFO) neither removes nor opens it.
+    put(&d, "dup.ptx", "a_k");
+    let o = ptxld_in(&d, &["-o", "out.fifo", "a.ptx", "dup.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+
+    std::os::unix::fs::symlink("/proc/self/fd/1", d.join("stdout.ptx")).unwrap();
+    let o = ptxld_in(&d, &["-o", "stdout.ptx", "a.ptx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, want);
+    assert!(std::fs::symlink_metadata(d.join("stdout.ptx"))
+        .unwrap()
+        .is_symlink());
+}
+
+/// A directory as the output, link map or depfile is an error, exit status 1.
+#[test]
+fn a_directory_output_is_an_error() {
+    let d = dir("dir-out");
+    put(&d, "a.ptx", "a_k");
+    std::fs::create_dir(d.join("out.ptx")).unwrap();
+    let o = ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("error: cannot write out.ptx: is a directory"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(d.join("out.ptx").is_dir());
+    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+    let o = ptxld_in(&d, &["-o", "x.ptx", "-Map", "out.ptx", "a.ptx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("error: cannot write out.ptx: is a directory"),
+        "{}",
+        stderr(&o)
+    );
+    // The files of the link appear together or not at all.
+    assert!(!d.join("x.ptx").exists());
+    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+}

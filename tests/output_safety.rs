@@ -60,6 +60,55 @@ fn temporaries(d: &Path) -> Vec<String> {
     t
 }
 
+/// Sets the modification time of `path` (not following a symbolic link) a minute
+/// back, as a temporary left by a link long gone has it.
+fn backdate(path: &Path) {
+    let st = Command::new("touch")
+        .args(["-h", "-d", "1 minute ago"])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success(), "touch -d {}", path.display());
+}
+
+/// Sends `signal` (`INT`, `TERM`, `HUP`, `KILL`) to process `pid`.
+fn kill(signal: &str, pid: u32) {
+    let st = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill -{signal} {pid}");
+}
+
+/// Starts `ptxld -o out.ptx -Map map.fifo a.ptx` in `d` (with `extra` arguments first)
+/// and returns once it holds its output's temporary open, written, and waits to open
+/// the FIFO (which nobody reads): a link stopped in the middle of writing its files,
+/// since it writes its output, link map and depfile before it puts any in place.
+/// Also returns the temporary's name.
+fn link_held_writing(d: &Path, extra: &[&str]) -> (std::process::Child, String) {
+    put(d, "a.ptx", "a_k");
+    if !d.join("map.fifo").exists() {
+        mkfifo(&d.join("map.fifo"));
+    }
+    let mut args = extra.to_vec();
+    args.extend(["-o", "out.ptx", "-Map", "map.fifo", "a.ptx"]);
+    let child = spawn_ptxld_in(d, &args);
+    let pid = child.id();
+    let before = temporaries(d);
+    let mine = || -> Option<String> {
+        temporaries(d)
+            .into_iter()
+            .find(|t| !before.contains(t) && has_open(pid, &d.join(t)))
+    };
+    wait_until("ptxld has its temporary output open", || {
+        mine().is_some() || has_exited(pid)
+    });
+    match mine() {
+        Some(t) => (child, t),
+        None => panic!("ptxld exited: {}", stderr(&wait_output(child))),
+    }
+}
+
 // 1. Exclusive temporaries.
 
 /// Symbolic links planted where a temporary could be created (the old predictable
@@ -268,4 +317,116 @@ fn a_directory_output_is_an_error() {
     // The files of the link appear together or not at all.
     assert!(!d.join("x.ptx").exists());
     assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+}
+
+// 4. Stale temporaries.
+
+/// Leftover temporaries of the output (unlocked and not written for a while) are
+/// removed by the next link of it, also those of older ptxld versions; a fresh one,
+/// one locked by a live link, and anything that is not a regular file are kept, and
+/// the link never blocks on a FIFO named like a temporary.
+#[test]
+fn stale_temporaries_are_swept() {
+    let d = dir("sweep");
+    put(&d, "a.ptx", "a_k");
+    std::fs::write(d.join("victim"), b"precious\n").unwrap();
+    let stale = [
+        ".out.ptx.ptxld-99999999.tmp",
+        ".out.ptx.ptxld-99999999-stale1.tmp",
+    ];
+    let fresh = ".out.ptx.ptxld-99999999-fresh1.tmp";
+    let other = ".other.ptx.ptxld-99999999-stale2.tmp";
+    let (link, fifo, subdir) = (
+        ".out.ptx.ptxld-99999999-link.tmp",
+        ".out.ptx.ptxld-99999999-fifo.tmp",
+        ".out.ptx.ptxld-99999999-dir.tmp",
+    );
+    for t in stale.iter().chain([&fresh, &other]) {
+        std::fs::write(d.join(t), b"left over\n").unwrap();
+    }
+    std::os::unix::fs::symlink("victim", d.join(link)).unwrap();
+    mkfifo(&d.join(fifo));
+    std::fs::create_dir(d.join(subdir)).unwrap();
+    for t in stale.iter().chain([&other, &link, &fifo, &subdir]) {
+        backdate(&d.join(t));
+    }
+    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut kept = vec![fresh, other, link, fifo, subdir];
+    kept.sort();
+    assert_eq!(temporaries(&d), kept);
+    assert_eq!(std::fs::read(d.join("victim")).unwrap(), b"precious\n");
+
+    // A link held while writing its own temporary, which is locked, made to look old:
+    // another link of the output keeps it.
+    let (held, held_tmp) = link_held_writing(&d, &[]);
+    backdate(&d.join(&held_tmp));
+    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        d.join(&held_tmp).exists(),
+        "the live link's {held_tmp} was swept"
+    );
+    // Stopped, the held link removes it itself.
+    kill("TERM", held.id());
+    let o = wait_output(held);
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(!d.join(&held_tmp).exists());
+
+    // A link killed outright (SIGKILL) leaves its temporary; once it is old, the next
+    // link of the output removes it.
+    let (held, held_tmp) = link_held_writing(&d, &[]);
+    let worker = linking_pid(held.id());
+    kill("KILL", worker);
+    let status = wait_output(held).status;
+    assert_eq!(status.code(), None, "killed: {status}");
+    assert!(d.join(&held_tmp).exists(), "SIGKILL left nothing to sweep");
+    backdate(&d.join(&held_tmp));
+    let o = ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.join(&held_tmp).exists(), "{held_tmp} was not swept");
+}
+
+// 5, 6. Signals.
+
+/// SIGINT, SIGTERM and SIGHUP while the output is being written, or while ptxld waits
+/// for an input, remove the temporary and end the command with 128 + the signal's
+/// number, forked (the default: the parent passes the signal on) or not.
+#[test]
+fn signals_remove_temporaries_and_exit_128_plus_n() {
+    let d = dir("signals");
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        for extra in [&[][..], &["--no-fork"][..]] {
+            let what = format!("SIG{signal} {extra:?}");
+            // While waiting for a FIFO input.
+            let fifo = d.join("in.fifo");
+            if !fifo.exists() {
+                mkfifo(&fifo);
+            }
+            put(&d, "a.ptx", "a_k");
+            let writer = hold_fifo(&fifo);
+            let mut args = extra.to_vec();
+            args.extend(["-o", "out.ptx", "a.ptx", "in.fifo"]);
+            let child = spawn_ptxld_in(&d, &args);
+            let pid = child.id();
+            wait_until("ptxld opens its FIFO input", || {
+                has_open(pid, &fifo) || has_exited(pid)
+            });
+            kill(signal, pid);
+            let o = wait_output(child);
+            drop(writer);
+            assert_eq!(o.status.code(), Some(code), "{what}: {}", stderr(&o));
+            assert!(!d.join("out.ptx").exists(), "{what}: output written");
+            assert!(temporaries(&d).is_empty(), "{what}: {:?}", temporaries(&d));
+
+            // While writing.
+            let (child, tmp) = link_held_writing(&d, extra);
+            kill(signal, child.id());
+            let o = wait_output(child);
+            assert_eq!(o.status.code(), Some(code), "{what}: {}", stderr(&o));
+            assert!(!d.join(&tmp).exists(), "{what}: {tmp} left");
+            assert!(!d.join("out.ptx").exists(), "{what}: output written");
+            assert!(temporaries(&d).is_empty(), "{what}: {:?}", temporaries(&d));
+        }
+    }
 }

@@ -13,6 +13,7 @@ use ptxld::driver::{self, InputSpec, Job};
 use ptxld::frontend::{check_files, parse_files};
 use ptxld::link::header::parse_version;
 mod rsp;
+mod signals;
 
 #[cfg(target_os = "linux")]
 mod early_exit;
@@ -401,11 +402,8 @@ fn main() -> ExitCode {
     // Before the first thread starts too (see the function), and after the fork: a
     // child's descriptor table is copied only as large as its open descriptors need.
     ptxld::input::keep_files_open(std::env::args_os().len());
-    // Ctrl-C while the output is being written leaves no temporary file behind.
-    let _ = ctrlc::set_handler(|| {
-        ptxld::output::remove_temporaries();
-        std::process::exit(130);
-    });
+    // SIGINT, SIGTERM or SIGHUP while the output is being written leave no temporary.
+    signals::install();
     let success = match run(options) {
         Ok(ok) => ok,
         Err(e) => {

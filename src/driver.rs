@@ -18,7 +18,6 @@ use crate::input::{
 };
 use crate::ir::Module;
 use crate::link::{link, module_sources, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
-use crate::output::clobbers_input;
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
 use crate::source::SourceMap;
@@ -301,21 +300,58 @@ struct Plan {
     read_time: Option<PhaseTime>,
 }
 
-/// Size and modification time of an input, to notice a file that changes while the
-/// link runs (a build writing it concurrently): taken when the input is read, from the
-/// open file ([`plan_stamped`]), and again just before the output is written ([`run`]).
-type Stamp = (PathBuf, Option<(u64, std::time::SystemTime)>);
+/// A file read by a link: its size and modification time, to notice a file that
+/// changes while the link runs (a build writing it concurrently), taken when the file
+/// is read, from the open file ([`plan_stamped`]), and again just before the output is
+/// written ([`run`]); and its identity, so that no file the link writes is one it
+/// read ([`check_destinations`]).
+#[derive(Clone, Debug)]
+struct Stamp {
+    path: PathBuf,
+    /// How the file came to be read, for messages.
+    source: Source,
+    /// Device and inode when read.
+    key: Option<FileKey>,
+    /// Size and modification time when read.
+    state: Option<(u64, std::time::SystemTime)>,
+}
+
+/// How a file came to be read.
+#[derive(Clone, Debug)]
+enum Source {
+    /// Named as an input (or found inside one).
+    Input,
+    /// Found through `-lNAME` (holds `NAME`).
+    Library(String),
+    /// A response file (`@FILE`).
+    ResponseFile,
+}
+
+impl Stamp {
+    /// The file as messages name it: `input lib/libk.a (found through -lk)`.
+    fn describe(&self) -> String {
+        let path = self.path.display();
+        match &self.source {
+            Source::Input => format!("input {path}"),
+            Source::Library(name) => format!("input {path} (found through -l{name})"),
+            Source::ResponseFile => format!("response file {path}"),
+        }
+    }
+}
 
 /// `path`'s stamp now.
 fn stamp(path: &Path) -> Stamp {
     stamp_of(path, std::fs::metadata(path).ok())
 }
 
+/// The stamp of input `path`, from its metadata `meta` as read.
 fn stamp_of(path: &Path, meta: Option<std::fs::Metadata>) -> Stamp {
-    (
-        path.to_path_buf(),
-        meta.and_then(|m| Some((m.len(), m.modified().ok()?))),
-    )
+    Stamp {
+        path: path.to_path_buf(),
+        source: Source::Input,
+        key: meta.as_ref().and_then(|m| file_key(path, Some(m))),
+        state: meta.and_then(|m| Some((m.len(), m.modified().ok()?))),
+    }
 }
 
 impl Plan {
@@ -398,7 +434,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         .collect();
     // Response files were read while parsing the arguments; this is as early as the
     // driver sees them.
-    stamps.extend(job.extra_deps.iter().map(|f| stamp(f)));
+    stamps.extend(job.extra_deps.iter().map(|f| Stamp {
+        source: Source::ResponseFile,
+        ..stamp(f)
+    }));
     let mut whole = false;
     let mut group: Option<u32> = None;
     let mut groups = 0;
@@ -427,6 +466,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             }
             InputSpec::Lib(name) => find_lib(name, &job.lib_dirs)?,
             InputSpec::File(f) => f.clone(),
+        };
+        let source = match spec {
+            InputSpec::Lib(name) => Source::Library(name.clone()),
+            _ => Source::Input,
         };
         let read = match mapped[i].take() {
             Some(Ok(Opening::Read(r))) => Ok(r),
@@ -457,7 +500,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         }
         p.files_read.push(path.clone());
         if meta.is_some() {
-            stamps.push(stamp_of(&path, meta));
+            stamps.push(Stamp {
+                source,
+                ..stamp_of(&path, meta)
+            });
         }
         let name = path.display().to_string();
         p.add(name, Some(path), bytes, whole, group)?;
@@ -627,15 +673,23 @@ fn link_one(
 
 /// Links `job` and returns the output bytes without writing anything.
 pub fn link_job(job: &Job) -> Result<Outcome, Failure> {
+    link_job_stamped(job, &Default::default())
+}
+
+/// [`link_job`], which also leaves the stamps of the first reading of the inputs in
+/// `first` when the link fails (those of the files read until it failed).
+fn link_job_stamped(
+    job: &Job,
+    first: &std::cell::RefCell<Option<Vec<Stamp>>>,
+) -> Result<Outcome, Failure> {
     // Each target reads the inputs again; the stamps of the first reading count.
-    let first: std::cell::RefCell<Option<Vec<Stamp>>> = Default::default();
     let mut outcome = link_plans(job, &|| {
         let mut stamps = Vec::new();
-        let plan = plan_stamped(job, &mut stamps)?;
+        let plan = plan_stamped(job, &mut stamps);
         first.borrow_mut().get_or_insert(stamps);
-        Ok(plan)
+        plan
     })?;
-    outcome.stamps = first.into_inner().unwrap_or_default();
+    outcome.stamps = first.borrow_mut().take().unwrap_or_default();
     Ok(outcome)
 }
 
@@ -759,32 +813,140 @@ fn link_plans(
 
 /// Links `job`, writes the output atomically, the link map and the dependency file.
 /// After a failure no output is left behind (an older one is removed, as GNU ld
-/// does).
+/// does), except when the link was refused because a file it would write is one it
+/// read, or two files it would write are one file: then nothing is written or
+/// removed.
 pub fn run(job: &Job) -> Result<Outcome, Failure> {
-    let inputs = job.input_files();
-    if clobbers_input(&job.output, &inputs) {
-        return Err(fail(format!(
-            "output file {} is also an input; refusing to overwrite it",
-            job.output.display()
-        )));
+    check_standard_output(job)?;
+    let first = Default::default();
+    let mut o = match link_job_stamped(job, &first) {
+        Ok(o) => o,
+        Err(f) => {
+            remove_failed_output(job, &first.into_inner().unwrap_or_default());
+            return Err(f);
+        }
+    };
+    check_destinations(job, &o.stamps)?;
+    let written = match &job.depfile {
+        Some(_) => Ok(Some(depfile(&job.output, &o.files_read).into_bytes())),
+        None => Ok(None),
     }
-    let result = link_job(job).and_then(|mut o| {
-        let dep = job
-            .depfile
-            .as_ref()
-            .map(|_| depfile(&job.output, &o.files_read).into_bytes());
-        write_outputs(job, &mut o, dep)?;
-        Ok(o)
-    });
-    if result.is_err() && job.output != Path::new("-") && job.output.is_file() {
-        let _ = std::fs::remove_file(&job.output);
+    .and_then(|dep| write_outputs(job, &mut o, dep));
+    match written {
+        Ok(()) => Ok(o),
+        Err(f) => {
+            remove_failed_output(job, &o.stamps);
+            Err(f)
+        }
     }
-    result
+}
+
+/// How messages name the file at `path`: `-` is standard output.
+fn shown(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard output".to_string()
+    } else {
+        path.display().to_string()
+    }
 }
 
 /// The error of a failed write of `path`.
 fn cannot_write(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
-    move |e| fail(format!("cannot write {}: {e}", path.display()))
+    move |e| fail(format!("cannot write {}: {e}", shown(path)))
+}
+
+/// Refuses two outputs on standard output (`-o -`, `-Map -`, `--print-map`): they
+/// would be interleaved into one stream.
+fn check_standard_output(job: &Job) -> Result<(), Failure> {
+    let dash = Path::new("-");
+    let on_stdout: Vec<&str> = [
+        (job.output == dash, "-o -"),
+        (job.map_file.as_deref() == Some(dash), "-Map -"),
+        (job.print_map, "--print-map"),
+    ]
+    .into_iter()
+    .filter_map(|(on, what)| on.then_some(what))
+    .collect();
+    match on_stdout[..] {
+        [a, b, ..] => Err(fail(format!("{a} and {b} both write standard output"))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a link one of whose files to write (output, `-Map` file, dependency
+/// file) is the same file (device and inode, after following symbolic links) as a
+/// file the link read (inputs, archives, response files: every file `stamps`
+/// records), or the same file as another one it writes (the same existing file, or
+/// the same new name in the same directory). Called once the inputs are read and
+/// before anything is written.
+fn check_destinations(job: &Job, stamps: &[Stamp]) -> Result<(), Failure> {
+    use crate::output::Destination;
+    let mut written: Vec<(String, Destination)> = Vec::new();
+    let output = if job.output == Path::new("-") {
+        "standard output (-o -)".to_string()
+    } else {
+        format!("output file {}", job.output.display())
+    };
+    written.push((output, Destination::of(&job.output)));
+    if let Some(map) = &job.map_file {
+        let what = format!("-Map file {}", shown(map));
+        written.push((what, Destination::of(map)));
+    }
+    if let Some(dep) = &job.depfile {
+        let what = format!("dependency file {}", shown(dep));
+        written.push((what, Destination::of(dep)));
+    }
+    for (i, (what, dest)) in written.iter().enumerate() {
+        if let Some(key) = dest.key() {
+            if let Some(s) = stamps.iter().find(|s| s.key.as_ref() == Some(key)) {
+                return Err(fail(format!(
+                    "{what} is the same file as {}; refusing to overwrite it",
+                    s.describe()
+                )));
+            }
+        }
+        if let Some((other, _)) = written[..i].iter().find(|(_, d)| d.same_file_as(dest)) {
+            return Err(fail(format!(
+                "{what} is the same file as the {other}; refusing to overwrite it"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// After a failed link, removes an older output (as GNU ld does), so that a build
+/// system cannot take it for up to date: only a regular file (or a symbolic link to
+/// one), never a special file, and never a file the link read or was to read.
+/// `stamps` are those of the files read; the link may have failed before reading
+/// them all, so the files named on the command line are looked at too.
+fn remove_failed_output(job: &Job, stamps: &[Stamp]) {
+    if job.output == Path::new("-") {
+        return;
+    }
+    let Ok(meta) = std::fs::metadata(&job.output) else {
+        return;
+    };
+    if !meta.is_file() {
+        return;
+    }
+    let Some(key) = file_key(&job.output, Some(&meta)) else {
+        return;
+    };
+    if stamps.iter().any(|s| s.key.as_ref() == Some(&key)) {
+        return;
+    }
+    let libs = job.inputs.iter().filter_map(|i| match i {
+        InputSpec::Lib(name) => find_lib(name, &job.lib_dirs).ok(),
+        _ => None,
+    });
+    let named = job.input_files().into_iter().chain(job.extra_deps.clone());
+    if named
+        .chain(libs)
+        .any(|p| file_key(&p, None).as_ref() == Some(&key))
+    {
+        return;
+    }
+    let _ = std::fs::remove_file(&job.output);
 }
 
 /// Writes the output, then the link map and the dependency file (`dep`, made
@@ -797,21 +959,21 @@ fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(),
     // the first changed input in command-line order is the one reported, and it
     // fails the link.
     let changed = std::sync::OnceLock::new();
-    let first_changed = |(path, before): &&Stamp| stamp(path).1 != *before;
+    let first_changed = |s: &&Stamp| stamp(&s.path).state != s.state;
     // Standard output cannot be taken back: checked before anything is written, in
     // parallel.
     let to_stdout = job.output == Path::new("-");
     if to_stdout {
-        if let Some((path, _)) = o.stamps.par_iter().find_first(first_changed) {
-            let _ = changed.set(path.clone());
+        if let Some(s) = o.stamps.par_iter().find_first(first_changed) {
+            let _ = changed.set(s.path.clone());
         }
     }
     // A file is checked after the inputs were read for the last time, by the thread
     // that read them (while the writer writes the last chunks), before it replaces
     // anything.
     let check_file = || {
-        if let Some((path, _)) = o.stamps.iter().find(first_changed) {
-            let _ = changed.set(path.clone());
+        if let Some(s) = o.stamps.iter().find(first_changed) {
+            let _ = changed.set(s.path.clone());
         }
     };
     let after_reads: &(dyn Fn() + Sync) = if to_stdout { &|| {} } else { &check_file };

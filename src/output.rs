@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::time::Duration;
 
-use crate::input::file_key;
+use crate::input::{file_key, FileKey};
 
 /// How many temporaries can be registered for [`remove_temporaries`] at once. A
 /// link writes three at most (output, link map, dependency file); library users may
@@ -397,18 +397,104 @@ pub fn reserve(file: &fs::File, len: u64) {
     let _ = (file, len);
 }
 
-/// True if `output` names the same file as one of `inputs` (so writing it would
-/// destroy an input). Compares device and inode numbers: hard links and symbolic
-/// links to an input count, and an output that does not exist yet costs one `stat`.
-pub fn clobbers_input(output: &Path, inputs: &[PathBuf]) -> bool {
-    if output == Path::new("-") {
-        return false;
+/// What a file ptxld is to write is on disk, to tell whether two files it writes,
+/// or one it writes and one it read, are the same file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// An existing file (after following symbolic links; standard output's file
+    /// for `-`).
+    Existing {
+        /// Its identity.
+        key: FileKey,
+        /// A character device (`/dev/null`, a terminal): several outputs may go
+        /// there, since writing one destroys nothing of another.
+        char_device: bool,
+    },
+    /// A file still to be created: its directory's canonical path joined with its
+    /// name.
+    New(PathBuf),
+    /// Neither (a directory that does not exist): writing it fails anyway.
+    Unknown,
+}
+
+impl Destination {
+    /// Where writing `path` goes; `-` is standard output.
+    pub fn of(path: &Path) -> Destination {
+        if path == Path::new("-") {
+            return stdout_destination();
+        }
+        if let Ok(m) = fs::metadata(path) {
+            return match file_key(path, Some(&m)) {
+                Some(key) => Destination::Existing {
+                    key,
+                    char_device: is_char_device(&m),
+                },
+                None => Destination::Unknown,
+            };
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        match (fs::canonicalize(dir), path.file_name()) {
+            (Ok(d), Some(name)) => Destination::New(d.join(name)),
+            _ => Destination::Unknown,
+        }
     }
-    let Some(out) = file_key(output, None) else {
-        return false; // does not exist yet
-    };
-    inputs
-        .iter()
-        .filter(|p| p.as_path() != Path::new("-"))
-        .any(|p| file_key(p, None).as_ref() == Some(&out))
+
+    /// True if writing both would write one file twice: the same existing file
+    /// (other than a character device), or the same new name in the same directory.
+    pub fn same_file_as(&self, other: &Destination) -> bool {
+        match (self, other) {
+            (
+                Destination::Existing {
+                    key: a,
+                    char_device: false,
+                },
+                Destination::Existing { key: b, .. },
+            ) => a == b,
+            (Destination::New(a), Destination::New(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    /// The identity of the existing file, if it is one.
+    pub fn key(&self) -> Option<&FileKey> {
+        match self {
+            Destination::Existing { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(unix)]
+fn is_char_device(m: &fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    m.file_type().is_char_device()
+}
+
+#[cfg(not(unix))]
+fn is_char_device(_: &fs::Metadata) -> bool {
+    false
+}
+
+#[cfg(unix)]
+fn stdout_destination() -> Destination {
+    use std::os::fd::AsFd;
+    let meta = io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|fd| fs::File::from(fd).metadata());
+    match meta {
+        Ok(m) => Destination::Existing {
+            key: file_key(Path::new("-"), Some(&m)).unwrap_or_default(),
+            char_device: is_char_device(&m),
+        },
+        Err(_) => Destination::Unknown,
+    }
+}
+
+#[cfg(not(unix))]
+fn stdout_destination() -> Destination {
+    Destination::Unknown
 }

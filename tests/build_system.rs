@@ -581,7 +581,16 @@ fn link_map_and_symbol_trace() {
     let case = |name: &str| root().join("fixtures/link").join(name);
     let o = ptxld(
         &case("weak-first-wins-func"),
-        &["--print-map", "-y", "wf", "-o", "-", "1-a.ptx", "2-b.ptx"],
+        // Not `-o -`: the map and the output would share standard output.
+        &[
+            "--print-map",
+            "-y",
+            "wf",
+            "-o",
+            "/dev/null",
+            "1-a.ptx",
+            "2-b.ptx",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);

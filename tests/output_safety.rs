@@ -14,7 +14,7 @@ mod common;
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use common::*;
 
@@ -319,6 +319,171 @@ fn a_directory_output_is_an_error() {
     assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
 }
 
+// 3. No file written is a file read, nor another file written.
+
+/// Every way a link could write over a file it read (or over another file it writes)
+/// is refused with exit status 1, before anything is written: the file is byte for
+/// byte what it was, and no old output is removed.
+#[test]
+fn files_written_are_never_files_read() {
+    let d = dir("same-file");
+    put(&d, "a.ptx", "a_k");
+    put(&d, "b.ptx", "b_k");
+    std::fs::create_dir(d.join("lib")).unwrap();
+    let ar = Command::new("ar")
+        .args(["rcs", "lib/libk.a", "b.ptx"])
+        .current_dir(&d)
+        .output()
+        .expect("ar (binutils)");
+    assert!(ar.status.success(), "{}", stderr(&ar));
+    std::fs::write(d.join("args.rsp"), "a.ptx\n").unwrap();
+    std::fs::write(d.join("old.ptx"), "old output\n").unwrap();
+    std::fs::write(d.join("old.map"), "old map\n").unwrap();
+    std::fs::hard_link(d.join("a.ptx"), d.join("hard.ptx")).unwrap();
+    std::os::unix::fs::symlink("a.ptx", d.join("soft.ptx")).unwrap();
+    std::fs::write(d.join("bad.ptx"), "not ptx at all\n").unwrap();
+    let files = [
+        "a.ptx",
+        "lib/libk.a",
+        "args.rsp",
+        "old.ptx",
+        "old.map",
+        "hard.ptx",
+        "soft.ptx",
+    ];
+    let snapshot = || -> Vec<Vec<u8>> {
+        files
+            .iter()
+            .map(|f| std::fs::read(d.join(f)).unwrap())
+            .collect()
+    };
+    let before = snapshot();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-o", "lib/libk.a", "-L", "lib", "-lk", "a.ptx"],
+            "error: output file lib/libk.a is the same file as input lib/libk.a (found \
+             through -lk); refusing to overwrite it",
+        ),
+        (
+            &["-o", "args.rsp", "@args.rsp"],
+            "error: output file args.rsp is the same file as response file args.rsp; \
+             refusing to overwrite it",
+        ),
+        (
+            &["-o", "old.ptx", "-Map", "a.ptx", "a.ptx"],
+            "error: -Map file a.ptx is the same file as input a.ptx; refusing to overwrite it",
+        ),
+        (
+            &["-o", "old.ptx", "-Map", "./old.ptx", "a.ptx"],
+            "error: -Map file ./old.ptx is the same file as the output file old.ptx; \
+             refusing to overwrite it",
+        ),
+        (
+            &[
+                "-o",
+                "old.ptx",
+                "--dependency-file",
+                "lib/libk.a",
+                "-Llib",
+                "-lk",
+                "a.ptx",
+            ],
+            "error: dependency file lib/libk.a is the same file as input lib/libk.a (found \
+             through -lk); refusing to overwrite it",
+        ),
+        (
+            &["-o", "old.ptx", "--dependency-file", "old.ptx", "a.ptx"],
+            "error: dependency file old.ptx is the same file as the output file old.ptx; \
+             refusing to overwrite it",
+        ),
+        (
+            &[
+                "-o",
+                "old.ptx",
+                "-Map",
+                "old.map",
+                "--dependency-file=lib/../old.map",
+                "a.ptx",
+            ],
+            "error: dependency file lib/../old.map is the same file as the -Map file old.map; \
+             refusing to overwrite it",
+        ),
+        (
+            &[
+                "-o",
+                "new.ptx",
+                "-Map",
+                "new.txt",
+                "--dependency-file=lib/../new.txt",
+                "a.ptx",
+            ],
+            "error: dependency file lib/../new.txt is the same file as the -Map file new.txt; \
+             refusing to overwrite it",
+        ),
+        (
+            &["-o", "hard.ptx", "a.ptx"],
+            "error: output file hard.ptx is the same file as input a.ptx; refusing to \
+             overwrite it",
+        ),
+        (
+            &["-o", "soft.ptx", "a.ptx"],
+            "error: output file soft.ptx is the same file as input a.ptx; refusing to \
+             overwrite it",
+        ),
+        (
+            &["-o", "old.ptx", "-Map", "soft.ptx", "a.ptx"],
+            "error: -Map file soft.ptx is the same file as input a.ptx; refusing to \
+             overwrite it",
+        ),
+        (
+            &["-o", "-", "--print-map", "a.ptx"],
+            "error: -o - and --print-map both write standard output",
+        ),
+        (
+            &["-o", "-", "-Map", "-", "a.ptx"],
+            "error: -o - and -Map - both write standard output",
+        ),
+        // The link fails (bad.ptx) before it could be refused: the failure removes an
+        // old output, but never one that is an input.
+        (
+            &["-o", "lib/libk.a", "-L", "lib", "-lk", "bad.ptx"],
+            "bad.ptx",
+        ),
+        (&["-o", "a.ptx", "bad.ptx", "a.ptx"], "bad.ptx"),
+        (&["-o", "args.rsp", "@args.rsp", "bad.ptx"], "bad.ptx"),
+    ];
+    for (args, error) in cases {
+        let o = ptxld_in(&d, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(error), "{args:?}: {}", stderr(&o));
+        assert!(snapshot() == before, "{args:?} changed a file");
+        assert!(!d.join("new.ptx").exists() && !d.join("new.txt").exists());
+        assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+    }
+
+    // Standard output appending to an input (`ptxld -o - a.ptx >> a.ptx`).
+    let append = std::fs::OpenOptions::new()
+        .append(true)
+        .open(d.join("a.ptx"))
+        .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(["-o", "-", "a.ptx"])
+        .current_dir(&d)
+        .stdout(Stdio::from(append))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "error: standard output (-o -) is the same file as input a.ptx; refusing to \
+             overwrite it"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(snapshot() == before);
+}
+
 // 4. Stale temporaries.
 
 /// Leftover temporaries of the output (unlocked and not written for a while) are
@@ -429,4 +594,29 @@ fn signals_remove_temporaries_and_exit_128_plus_n() {
             assert!(temporaries(&d).is_empty(), "{what}: {:?}", temporaries(&d));
         }
     }
+}
+
+// 8. A closed standard output.
+
+/// `-o -` into a pipe whose reader has gone is an error: the output was not written
+/// (the link map, --help and the rest stay quiet, tests/cli.rs).
+#[test]
+fn output_to_a_closed_standard_output_is_an_error() {
+    let d = dir("closed-stdout");
+    put(&d, "a.ptx", "a_k");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(["-o", "-", "a.ptx"])
+        .current_dir(&d)
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error: cannot write standard output: Broken pipe"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -828,7 +828,7 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
     };
     check_destinations(job, &o.stamps)?;
     let written = match &job.depfile {
-        Some(_) => Ok(Some(depfile(&job.output, &o.files_read).into_bytes())),
+        Some(_) => depfile(&job.output, &o.files_read).map(Some),
         None => Ok(None),
     }
     .and_then(|dep| write_outputs(job, &mut o, dep));
@@ -1029,32 +1029,114 @@ fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(),
     Ok(())
 }
 
-/// A Make-syntax dependency file: `output: input ...`, escaped as GCC's `-MD` does
-/// (space and `#` with a backslash, `$` doubled), usable as Ninja's `depfile` and
-/// CMake's `DEPFILE`.
-pub fn depfile(output: &Path, files: &[PathBuf]) -> String {
-    fn esc(p: &Path) -> String {
-        let mut s = String::new();
-        for c in p.display().to_string().chars() {
-            match c {
-                ' ' => s.push_str("\\ "),
-                '#' => s.push_str("\\#"),
-                '$' => s.push_str("$$"),
-                c => s.push(c),
-            }
-        }
-        s
-    }
-    let mut out = format!("{}:", esc(output));
+/// A Make-syntax dependency file: `OUTPUT: INPUT...`, and an empty rule for every
+/// input (as `gcc -MP` and lld write them), so that make does not stop with "No rule
+/// to make target" once an input is renamed or deleted. Usable as Ninja's `depfile`
+/// and CMake's `DEPFILE`. Standard input (`-`) is left out.
+///
+/// Names are escaped so that GNU make reads them back as they are (measured with
+/// make 4.3, docs/robustness.md): `$` as `$$`; space, `#` and `:` (and `%` where the
+/// name is a target) with a backslash, the backslashes right before them doubled, and
+/// in a name with one of the wildcards `*?[`, which make expands, each wildcard and
+/// backslash first gets a backslash of its own. A relative name beginning with `~`,
+/// which make would take for a home directory, is written as an absolute path. A
+/// name make cannot read back (one with a newline, a tab, `;` or `=`, or ending in a
+/// backslash) is an error.
+pub fn depfile(output: &Path, files: &[PathBuf]) -> Result<Vec<u8>, Failure> {
+    let dash = Path::new("-");
+    let mut out = escape_make(output, true)?;
+    out.push(b':');
     let mut seen = std::collections::HashSet::new();
+    let mut phony = Vec::new();
     for f in files {
-        if seen.insert(f) {
-            out.push_str(" \\\n  ");
-            out.push_str(&esc(f));
+        if f.as_path() != dash && seen.insert(f) {
+            out.extend_from_slice(b" \\\n  ");
+            out.extend(escape_make(f, false)?);
+            phony.push(b'\n');
+            phony.extend(escape_make(f, true)?);
+            phony.extend_from_slice(b":\n");
         }
     }
-    out.push('\n');
-    out
+    out.push(b'\n');
+    out.extend(phony);
+    Ok(out)
+}
+
+/// `path` escaped for a Make rule, as a target if `target` (see [`depfile`]).
+fn escape_make(path: &Path, target: bool) -> Result<Vec<u8>, Failure> {
+    let mut name = path_bytes(path);
+    let bad = name.iter().find(|c| b"\n\t;=".contains(c));
+    if let Some(what) = match bad {
+        Some(b'\n') => Some("a newline".to_string()),
+        Some(b'\t') => Some("a tab".to_string()),
+        Some(c) => Some(format!("`{}`", *c as char)),
+        // Make reads 2N backslashes as N only before a space or a colon: a name
+        // that ends in one cannot end a line.
+        None if name.last() == Some(&b'\\') => Some("a backslash at its end".to_string()),
+        None => None,
+    } {
+        let shown = path.display().to_string();
+        return Err(fail(format!(
+            "cannot write the dependency file: the file name \"{}\" contains {what}, which \
+             make cannot read",
+            shown.replace('\n', "\\n").replace('\t', "\\t")
+        )));
+    }
+    if name.first() == Some(&b'~') {
+        let cwd = std::env::current_dir().map_err(|e| {
+            fail(format!(
+                "cannot write the dependency file: the file name {} begins with `~` and the \
+                 current directory is unknown: {e}",
+                path.display()
+            ))
+        })?;
+        name = path_bytes(&cwd.join(path));
+    }
+    // Wildcards: make hands the name to glob(3), which takes a backslash as an
+    // escape, after its own unescaping below.
+    if name.iter().any(|c| b"*?[".contains(c)) {
+        name = name.iter().fold(Vec::new(), |mut v, &c| {
+            if b"*?[\\".contains(&c) {
+                v.push(b'\\');
+            }
+            v.push(c);
+            v
+        });
+    }
+    let mut out = Vec::with_capacity(name.len() + 8);
+    let mut backslashes = 0;
+    for &c in &name {
+        match c {
+            b'\\' => {
+                backslashes += 1;
+                out.push(c);
+                continue;
+            }
+            b' ' | b'#' | b':' => {
+                out.extend(std::iter::repeat_n(b'\\', backslashes + 1));
+                out.push(c);
+            }
+            b'%' if target => {
+                out.extend(std::iter::repeat_n(b'\\', backslashes + 1));
+                out.push(c);
+            }
+            b'$' => out.extend_from_slice(b"$$"),
+            _ => out.push(c),
+        }
+        backslashes = 0;
+    }
+    Ok(out)
+}
+
+#[cfg(unix)]
+fn path_bytes(path: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn path_bytes(path: &Path) -> Vec<u8> {
+    path.to_string_lossy().into_owned().into_bytes()
 }
 
 /// `ptxld check`: links without writing anything and reports every finding (errors,

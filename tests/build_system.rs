@@ -277,7 +277,8 @@ fn dependency_file_names_every_file_read() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         f.read("out.d"),
-        "out$$1.ptx: \\\n  args.rsp \\\n  main.ptx \\\n  my\\ libs/libx.a\n"
+        "out$$1.ptx: \\\n  args.rsp \\\n  main.ptx \\\n  my\\ libs/libx.a\n\
+         \nargs.rsp:\n\nmain.ptx:\n\nmy\\ libs/libx.a:\n"
     );
     // A failed link writes no depfile and no output.
     let o = f.run(&["--dependency-file=bad.d", "-o", "bad.ptx", "libx-missing.a"]);

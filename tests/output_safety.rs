@@ -596,6 +596,154 @@ fn signals_remove_temporaries_and_exit_128_plus_n() {
     }
 }
 
+// 7. Depfiles.
+
+/// GNU make, or `None` after saying so loudly (a failure in CI, which has it).
+fn make() -> Option<&'static str> {
+    if Command::new("make").arg("--version").output().is_ok() {
+        return Some("make");
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI must have GNU make");
+    eprintln!("\n*** SKIPPED: GNU make not found ***\n");
+    None
+}
+
+/// Runs `make -q TARGET` in `d`: true if make says the target is up to date.
+fn up_to_date(make: &str, d: &Path, target: &str) -> bool {
+    let o = Command::new(make)
+        .args(["-q", target])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "make -q {target}: {}",
+        stderr(&o)
+    );
+    o.status.code() == Some(0)
+}
+
+/// Sets the modification time of `path` (`touch -d`).
+fn touch(path: &Path, when: &str) {
+    let st = Command::new("touch")
+        .args(["-h", "-d", when])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// A depfile read back by GNU make names exactly the files read, whatever their
+/// names: with every input older than the output, make finds the output up to date
+/// (so every name it parsed is an existing file), and touching any one input makes it
+/// out of date (so that input's name was parsed right). Files that make would glob
+/// the wildcard names into are present. Once an input is deleted or renamed, make
+/// still runs (no "No rule to make target"): each input has an empty rule.
+#[test]
+fn make_reads_the_dependency_file_back() {
+    let Some(make) = make() else {
+        return;
+    };
+    let d = dir("depfile-make");
+    let names = [
+        "sp ace.ptx",
+        "ha#sh.ptx",
+        "dol$lar.ptx",
+        "co:lon.ptx",
+        "pct%.ptx",
+        "star*.ptx",
+        "brk[1].ptx",
+        "qu?x.ptx",
+        "back\\ slash.ptx",
+        "back\\#slash.ptx",
+        "back\\:slash.ptx",
+        "~tilde.ptx",
+        "pa(re)n{s}!@,+.ptx",
+        "glob\\*mix [x].ptx",
+    ];
+    for (i, n) in names.iter().enumerate() {
+        put(&d, n, &format!("k{i}"));
+    }
+    // What the wildcard names would match if make globbed them unescaped.
+    for decoy in ["starX.ptx", "brk1.ptx", "quAx.ptx"] {
+        put(&d, decoy, "decoy");
+    }
+    let mut args = vec!["-o", "o%ut put.ptx", "--dependency-file", "out.d"];
+    args.extend(names);
+    let o = ptxld_in(&d, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(
+        d.join("Makefile"),
+        "all: o%ut\\ put.ptx\n\n\
+         o\\%ut\\ put.ptx:\n\t@echo relink\n\n\
+         include out.d\n",
+    )
+    .unwrap();
+    let out = d.join("o%ut put.ptx");
+    touch(&out, "1 minute ago");
+    for n in names {
+        touch(&d.join(n), "2 minutes ago");
+    }
+    assert!(
+        up_to_date(make, &d, "o%ut put.ptx"),
+        "make does not find the output up to date:\n{}",
+        String::from_utf8_lossy(&std::fs::read(d.join("out.d")).unwrap())
+    );
+    for n in names {
+        touch(&d.join(n), "now");
+        assert!(
+            !up_to_date(make, &d, "o%ut put.ptx"),
+            "{n} newer, make sees no change"
+        );
+        touch(&d.join(n), "2 minutes ago");
+    }
+    // Inputs deleted and renamed.
+    std::fs::remove_file(d.join("co:lon.ptx")).unwrap();
+    std::fs::rename(d.join("sp ace.ptx"), d.join("space.ptx")).unwrap();
+    let o = Command::new(make).current_dir(&d).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "relink\n");
+}
+
+/// Standard input is no file for make: it is left out of the depfile. A file name
+/// make cannot read back in a rule (a newline, a tab, `;`, `=`, a backslash at its
+/// end) fails the link, exit status 1, with no output and no depfile.
+#[test]
+fn dependency_file_names_make_cannot_read_are_refused() {
+    let d = dir("depfile-refused");
+    put(&d, "a.ptx", "a_k");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(["-o", "out.ptx", "--dependency-file", "out.d", "a.ptx", "-"])
+        .current_dir(&d)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(module("b_k").as_bytes()).unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("out.d")).unwrap(),
+        "out.ptx: \\\n  a.ptx\n\na.ptx:\n"
+    );
+    for (name, what) in [
+        ("new\nline.ptx", "\"new\\nline.ptx\" contains a newline"),
+        ("ta\tb.ptx", "\"ta\\tb.ptx\" contains a tab"),
+        ("semi;colon.ptx", "\"semi;colon.ptx\" contains `;`"),
+        ("eq=uals.ptx", "\"eq=uals.ptx\" contains `=`"),
+        ("end\\", "\"end\\\" contains a backslash at its end"),
+    ] {
+        put(&d, name, "n_k");
+        let o = ptxld_in(&d, &["-o", "new.ptx", "--dependency-file", "new.d", name]);
+        assert_eq!(o.status.code(), Some(1), "{name:?}: {}", stderr(&o));
+        let want = format!("error: cannot write the dependency file: the file name {what}");
+        assert!(stderr(&o).contains(&want), "{name:?}: {}", stderr(&o));
+        assert!(!d.join("new.ptx").exists() && !d.join("new.d").exists());
+    }
+}
+
 // 8. A closed standard output.
 
 /// `-o -` into a pipe whose reader has gone is an error: the output was not written

@@ -18,7 +18,6 @@ use crate::input::{
 };
 use crate::ir::Module;
 use crate::link::{link, module_sources, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
-use crate::output::{clobbers_input, write_atomic, write_atomic_with};
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
 use crate::source::SourceMap;
@@ -322,21 +321,60 @@ struct Plan {
     read_time: Option<PhaseTime>,
 }
 
-/// Size and modification time of an input, to notice a file that changes while the
-/// link runs (a build writing it concurrently): taken when the input is read, from the
-/// open file ([`plan_stamped`]), and again just before the output is written ([`run`]).
-type Stamp = (PathBuf, Option<(u64, std::time::SystemTime)>);
+/// A file read by a link: its size and modification time, to notice a file that
+/// changes while the link runs (a build writing it concurrently), taken when the file
+/// is read, from the open file ([`plan_stamped`]), and again just before the output is
+/// written ([`run`]); and its identity, so that no file the link writes is one it
+/// read ([`check_destinations`]).
+#[derive(Clone, Debug)]
+struct Stamp {
+    path: PathBuf,
+    /// How the file came to be read, for messages.
+    source: Source,
+    /// Device and inode when read.
+    key: Option<FileKey>,
+    /// Size and modification time when read.
+    state: Option<(u64, std::time::SystemTime)>,
+}
+
+/// How a file came to be read.
+#[derive(Clone, Debug)]
+enum Source {
+    /// Named as an input (or found inside one).
+    Input,
+    /// Found through `-lNAME` (holds `NAME`).
+    Library(std::ffi::OsString),
+    /// A response file (`@FILE`).
+    ResponseFile,
+}
+
+impl Stamp {
+    /// The file as messages name it: `input lib/libk.a (found through -lk)`.
+    fn describe(&self) -> String {
+        let path = self.path.display();
+        match &self.source {
+            Source::Input => format!("input {path}"),
+            Source::Library(name) => {
+                format!("input {path} (found through -l{})", name.to_string_lossy())
+            }
+            Source::ResponseFile => format!("response file {path}"),
+        }
+    }
+}
 
 /// `path`'s stamp now.
 fn stamp(path: &Path) -> Stamp {
     stamp_of(path, std::fs::metadata(path).ok())
 }
 
+/// The stamp of input `path`, from its metadata `meta` as read.
 fn stamp_of(path: &Path, meta: Option<std::fs::Metadata>) -> Stamp {
-    (
-        path.to_path_buf(),
-        meta.and_then(|m| Some((m.len(), m.modified().ok()?))),
-    )
+    Stamp {
+        path: path.to_path_buf(),
+        source: Source::Input,
+        key: meta.as_ref().and_then(|m| file_key(path, Some(m))),
+        state: meta.and_then(|m| Some((m.len(), m.modified().ok()?))),
+    }
 }
 
 impl Plan {
@@ -419,7 +457,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         .collect();
     // Response files were read while parsing the arguments; this is as early as the
     // driver sees them.
-    stamps.extend(job.extra_deps.iter().map(|f| stamp(f)));
+    stamps.extend(job.extra_deps.iter().map(|f| Stamp {
+        source: Source::ResponseFile,
+        ..stamp(f)
+    }));
     let mut whole = false;
     let mut group: Option<u32> = None;
     let mut groups = 0;
@@ -448,6 +489,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             }
             InputSpec::Lib(name) => find_lib(name, &job.lib_dirs)?,
             InputSpec::File(f) => f.clone(),
+        };
+        let source = match spec {
+            InputSpec::Lib(name) => Source::Library(name.clone()),
+            _ => Source::Input,
         };
         let read = match mapped[i].take() {
             Some(Ok(Opening::Read(r))) => Ok(r),
@@ -478,7 +523,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         }
         p.files_read.push(path.clone());
         if meta.is_some() {
-            stamps.push(stamp_of(&path, meta));
+            stamps.push(Stamp {
+                source,
+                ..stamp_of(&path, meta)
+            });
         }
         let name = path.display().to_string();
         p.add(name, Some(path), bytes, whole, group)?;
@@ -648,15 +696,23 @@ fn link_one(
 
 /// Links `job` and returns the output bytes without writing anything.
 pub fn link_job(job: &Job) -> Result<Outcome, Failure> {
+    link_job_stamped(job, &Default::default())
+}
+
+/// [`link_job`], which also leaves the stamps of the first reading of the inputs in
+/// `first` when the link fails (those of the files read until it failed).
+fn link_job_stamped(
+    job: &Job,
+    first: &std::cell::RefCell<Option<Vec<Stamp>>>,
+) -> Result<Outcome, Failure> {
     // Each target reads the inputs again; the stamps of the first reading count.
-    let first: std::cell::RefCell<Option<Vec<Stamp>>> = Default::default();
     let mut outcome = link_plans(job, &|| {
         let mut stamps = Vec::new();
-        let plan = plan_stamped(job, &mut stamps)?;
+        let plan = plan_stamped(job, &mut stamps);
         first.borrow_mut().get_or_insert(stamps);
-        Ok(plan)
+        plan
     })?;
-    outcome.stamps = first.into_inner().unwrap_or_default();
+    outcome.stamps = first.borrow_mut().take().unwrap_or_default();
     Ok(outcome)
 }
 
@@ -778,110 +834,332 @@ fn link_plans(
     })
 }
 
-/// Links `job`, writes the output atomically and the dependency file. After a
-/// failure no output is left behind (an older one is removed, as GNU ld does).
+/// Links `job`, writes the output atomically, the link map and the dependency file.
+/// After a failure no output is left behind (an older one is removed, as GNU ld
+/// does), except when the link was refused because a file it would write is one it
+/// read, or two files it would write are one file: then nothing is written or
+/// removed.
 pub fn run(job: &Job) -> Result<Outcome, Failure> {
-    let inputs = job.input_files();
-    if clobbers_input(&job.output, &inputs) {
-        return Err(fail(format!(
-            "output file {} is also an input; refusing to overwrite it",
-            job.output.display()
-        )));
+    check_standard_output(job)?;
+    let first = Default::default();
+    let mut o = match link_job_stamped(job, &first) {
+        Ok(o) => o,
+        Err(f) => {
+            remove_failed_output(job, &first.into_inner().unwrap_or_default());
+            return Err(f);
+        }
+    };
+    check_destinations(job, &o.stamps)?;
+    let written = match &job.depfile {
+        Some(_) => depfile(&job.output, &o.files_read).map(Some),
+        None => Ok(None),
     }
-    let result = link_job(job).and_then(|mut o| {
-        let t = Stopwatch::start();
-        // Whether an input changed: one `stat` per input (thousands in a large
-        // link); the first changed input in command-line order is the one
-        // reported, and it fails the link.
-        let changed = std::sync::OnceLock::new();
-        let first_changed = |(path, before): &&Stamp| stamp(path).1 != *before;
-        // Standard output cannot be taken back: checked before anything is
-        // written, in parallel.
-        let to_stdout = job.output == Path::new("-");
-        if to_stdout {
-            if let Some((path, _)) = o.stamps.par_iter().find_first(first_changed) {
-                let _ = changed.set(path.clone());
+    .and_then(|dep| write_outputs(job, &mut o, dep));
+    match written {
+        Ok(()) => Ok(o),
+        Err(f) => {
+            remove_failed_output(job, &o.stamps);
+            Err(f)
+        }
+    }
+}
+
+/// How messages name the file at `path`: `-` is standard output.
+fn shown(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard output".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// The error of a failed write of `path`.
+fn cannot_write(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+    move |e| fail(format!("cannot write {}: {e}", shown(path)))
+}
+
+/// Refuses two outputs on standard output (`-o -`, `-Map -`, `--print-map`): they
+/// would be interleaved into one stream.
+fn check_standard_output(job: &Job) -> Result<(), Failure> {
+    let dash = Path::new("-");
+    let on_stdout: Vec<&str> = [
+        (job.output == dash, "-o -"),
+        (job.map_file.as_deref() == Some(dash), "-Map -"),
+        (job.print_map, "--print-map"),
+    ]
+    .into_iter()
+    .filter_map(|(on, what)| on.then_some(what))
+    .collect();
+    match on_stdout[..] {
+        [a, b, ..] => Err(fail(format!("{a} and {b} both write standard output"))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a link one of whose files to write (output, `-Map` file, dependency
+/// file) is the same file (device and inode, after following symbolic links) as a
+/// file the link read (inputs, archives, response files: every file `stamps`
+/// records), or the same file as another one it writes (the same existing file, or
+/// the same new name in the same directory). Called once the inputs are read and
+/// before anything is written.
+fn check_destinations(job: &Job, stamps: &[Stamp]) -> Result<(), Failure> {
+    use crate::output::Destination;
+    let mut written: Vec<(String, Destination)> = Vec::new();
+    let output = if job.output == Path::new("-") {
+        "standard output (-o -)".to_string()
+    } else {
+        format!("output file {}", job.output.display())
+    };
+    written.push((output, Destination::of(&job.output)));
+    if let Some(map) = &job.map_file {
+        let what = format!("-Map file {}", shown(map));
+        written.push((what, Destination::of(map)));
+    }
+    if let Some(dep) = &job.depfile {
+        let what = format!("dependency file {}", shown(dep));
+        written.push((what, Destination::of(dep)));
+    }
+    for (i, (what, dest)) in written.iter().enumerate() {
+        if let Some(key) = dest.key() {
+            if let Some(s) = stamps.iter().find(|s| s.key.as_ref() == Some(key)) {
+                return Err(fail(format!(
+                    "{what} is the same file as {}; refusing to overwrite it",
+                    s.describe()
+                )));
             }
         }
-        // A file is checked after the inputs were read for the last time, by the
-        // thread that read them (while the writer writes the last chunks), before
-        // it replaces anything.
-        let check_file = || {
-            if let Some((path, _)) = o.stamps.iter().find(first_changed) {
-                let _ = changed.set(path.clone());
-            }
-        };
-        let after_reads: &(dyn Fn() + Sync) = if to_stdout { &|| {} } else { &check_file };
-        let written = match changed.get() {
-            Some(_) => Ok(()),
-            None => write_atomic_with(&job.output, &mut |w, file| {
+        if let Some((other, _)) = written[..i].iter().find(|(_, d)| d.same_file_as(dest)) {
+            return Err(fail(format!(
+                "{what} is the same file as the {other}; refusing to overwrite it"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// After a failed link, removes an older output (as GNU ld does), so that a build
+/// system cannot take it for up to date: only a regular file (or a symbolic link to
+/// one), never a special file, and never a file the link read or was to read.
+/// `stamps` are those of the files read; the link may have failed before reading
+/// them all, so the files named on the command line are looked at too.
+fn remove_failed_output(job: &Job, stamps: &[Stamp]) {
+    if job.output == Path::new("-") {
+        return;
+    }
+    let Ok(meta) = std::fs::metadata(&job.output) else {
+        return;
+    };
+    if !meta.is_file() {
+        return;
+    }
+    let Some(key) = file_key(&job.output, Some(&meta)) else {
+        return;
+    };
+    if stamps.iter().any(|s| s.key.as_ref() == Some(&key)) {
+        return;
+    }
+    let libs = job.inputs.iter().filter_map(|i| match i {
+        InputSpec::Lib(name) => find_lib(name, &job.lib_dirs).ok(),
+        _ => None,
+    });
+    let named = job.input_files().into_iter().chain(job.extra_deps.clone());
+    if named
+        .chain(libs)
+        .any(|p| file_key(&p, None).as_ref() == Some(&key))
+    {
+        return;
+    }
+    let _ = std::fs::remove_file(&job.output);
+}
+
+/// Writes the output, then the link map and the dependency file (`dep`, made
+/// already), and only then puts them in place, one after the other: a failure
+/// writing any of them leaves none of them new.
+fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(), Failure> {
+    use crate::output::OutputFile;
+    let t = Stopwatch::start();
+    // Whether an input changed: one `stat` per input (thousands in a large link);
+    // the first changed input in command-line order is the one reported, and it
+    // fails the link.
+    let changed = std::sync::OnceLock::new();
+    let first_changed = |s: &&Stamp| stamp(&s.path).state != s.state;
+    // Standard output cannot be taken back: checked before anything is written, in
+    // parallel.
+    let to_stdout = job.output == Path::new("-");
+    if to_stdout {
+        if let Some(s) = o.stamps.par_iter().find_first(first_changed) {
+            let _ = changed.set(s.path.clone());
+        }
+    }
+    // A file is checked after the inputs were read for the last time, by the thread
+    // that read them (while the writer writes the last chunks), before it replaces
+    // anything.
+    let check_file = || {
+        if let Some(s) = o.stamps.iter().find(first_changed) {
+            let _ = changed.set(s.path.clone());
+        }
+    };
+    let after_reads: &(dyn Fn() + Sync) = if to_stdout { &|| {} } else { &check_file };
+    let mut output = None;
+    let written = match changed.get() {
+        Some(_) => Ok(()),
+        None => OutputFile::create(&job.output).and_then(|mut f| {
+            f.write_with(&mut |w, file| {
                 o.write_to_then(w, file, after_reads)?;
                 match changed.get() {
                     Some(_) => Err(std::io::Error::other("an input changed")),
                     None => Ok(()),
                 }
-            }),
-        };
-        if let Some(path) = changed.get() {
-            return Err(fail(format!(
-                "input {} changed while ptxld was linking it; run the link again",
-                path.display()
-            )));
-        }
-        written.map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
-        if job.stats {
-            o.messages.push_str(&t.stop("writing the output").render());
-        }
-        if let (Some(path), Some(map)) = (&job.map_file, &o.map) {
-            write_atomic(path, map.as_bytes())
-                .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
-        }
-        if job.stats {
-            if let Some(kb) = peak_rss_kb() {
-                o.messages.push_str(&format!(
-                    "ptxld: stats: peak resident memory {:.1} MB\n",
-                    kb as f64 / 1e3
-                ));
-            }
-        }
-        if let Some(dep) = &job.depfile {
-            write_atomic(dep, depfile(&job.output, &o.files_read).as_bytes())
-                .map_err(|e| fail(format!("cannot write {}: {e}", dep.display())))?;
-        }
-        Ok(o)
-    });
-    if result.is_err() && job.output != Path::new("-") && job.output.is_file() {
-        let _ = std::fs::remove_file(&job.output);
+            })?;
+            output = Some(f);
+            Ok(())
+        }),
+    };
+    if let Some(path) = changed.get() {
+        return Err(fail(format!(
+            "input {} changed while ptxld was linking it; run the link again",
+            path.display()
+        )));
     }
-    result
+    written.map_err(cannot_write(&job.output))?;
+    if job.stats {
+        o.messages.push_str(&t.stop("writing the output").render());
+    }
+    let mut files = vec![(output, job.output.as_path())];
+    if let (Some(path), Some(map)) = (&job.map_file, &o.map) {
+        let mut f = OutputFile::create(path).map_err(cannot_write(path))?;
+        f.write_all(map.as_bytes()).map_err(cannot_write(path))?;
+        files.push((Some(f), path));
+    }
+    if job.stats {
+        if let Some(kb) = peak_rss_kb() {
+            o.messages.push_str(&format!(
+                "ptxld: stats: peak resident memory {:.1} MB\n",
+                kb as f64 / 1e3
+            ));
+        }
+    }
+    if let (Some(path), Some(dep)) = (&job.depfile, dep) {
+        let mut f = OutputFile::create(path).map_err(cannot_write(path))?;
+        f.write_all(&dep).map_err(cannot_write(path))?;
+        files.push((Some(f), path));
+    }
+    for (f, path) in files {
+        if let Some(f) = f {
+            f.commit().map_err(cannot_write(path))?;
+        }
+    }
+    Ok(())
 }
 
-/// A Make-syntax dependency file: `output: input ...`, escaped as GCC's `-MD` does
-/// (space and `#` with a backslash, `$` doubled), usable as Ninja's `depfile` and
-/// CMake's `DEPFILE`.
-pub fn depfile(output: &Path, files: &[PathBuf]) -> String {
-    fn esc(p: &Path) -> String {
-        let mut s = String::new();
-        for c in p.display().to_string().chars() {
-            match c {
-                ' ' => s.push_str("\\ "),
-                '#' => s.push_str("\\#"),
-                '$' => s.push_str("$$"),
-                c => s.push(c),
-            }
-        }
-        s
-    }
-    let mut out = format!("{}:", esc(output));
+/// A Make-syntax dependency file: `OUTPUT: INPUT...`, and an empty rule for every
+/// input (as `gcc -MP` and lld write them), so that make does not stop with "No rule
+/// to make target" once an input is renamed or deleted. Usable as Ninja's `depfile`
+/// and CMake's `DEPFILE`. Standard input (`-`) is left out.
+///
+/// Names are escaped so that GNU make reads them back as they are (measured with
+/// make 4.3, docs/robustness.md): `$` as `$$`; space, `#` and `:` (and `%` where the
+/// name is a target) with a backslash, the backslashes right before them doubled, and
+/// in a name with one of the wildcards `*?[`, which make expands, each wildcard and
+/// backslash first gets a backslash of its own. A relative name beginning with `~`,
+/// which make would take for a home directory, is written as an absolute path. A
+/// name make cannot read back (one with a newline, a tab, `;` or `=`, or ending in a
+/// backslash) is an error.
+pub fn depfile(output: &Path, files: &[PathBuf]) -> Result<Vec<u8>, Failure> {
+    let dash = Path::new("-");
+    let mut out = escape_make(output, true)?;
+    out.push(b':');
     let mut seen = std::collections::HashSet::new();
+    let mut phony = Vec::new();
     for f in files {
-        if seen.insert(f) {
-            out.push_str(" \\\n  ");
-            out.push_str(&esc(f));
+        if f.as_path() != dash && seen.insert(f) {
+            out.extend_from_slice(b" \\\n  ");
+            out.extend(escape_make(f, false)?);
+            phony.push(b'\n');
+            phony.extend(escape_make(f, true)?);
+            phony.extend_from_slice(b":\n");
         }
     }
-    out.push('\n');
-    out
+    out.push(b'\n');
+    out.extend(phony);
+    Ok(out)
+}
+
+/// `path` escaped for a Make rule, as a target if `target` (see [`depfile`]).
+fn escape_make(path: &Path, target: bool) -> Result<Vec<u8>, Failure> {
+    let mut name = path_bytes(path);
+    let bad = name.iter().find(|c| b"\n\t;=".contains(c));
+    if let Some(what) = match bad {
+        Some(b'\n') => Some("a newline".to_string()),
+        Some(b'\t') => Some("a tab".to_string()),
+        Some(c) => Some(format!("`{}`", *c as char)),
+        // Make reads 2N backslashes as N only before a space or a colon: a name
+        // that ends in one cannot end a line.
+        None if name.last() == Some(&b'\\') => Some("a backslash at its end".to_string()),
+        None => None,
+    } {
+        let shown = path.display().to_string();
+        return Err(fail(format!(
+            "cannot write the dependency file: the file name \"{}\" contains {what}, which \
+             make cannot read",
+            shown.replace('\n', "\\n").replace('\t', "\\t")
+        )));
+    }
+    if name.first() == Some(&b'~') {
+        let cwd = std::env::current_dir().map_err(|e| {
+            fail(format!(
+                "cannot write the dependency file: the file name {} begins with `~` and the \
+                 current directory is unknown: {e}",
+                path.display()
+            ))
+        })?;
+        name = path_bytes(&cwd.join(path));
+    }
+    // Wildcards: make hands the name to glob(3), which takes a backslash as an
+    // escape, after its own unescaping below.
+    if name.iter().any(|c| b"*?[".contains(c)) {
+        name = name.iter().fold(Vec::new(), |mut v, &c| {
+            if b"*?[\\".contains(&c) {
+                v.push(b'\\');
+            }
+            v.push(c);
+            v
+        });
+    }
+    let mut out = Vec::with_capacity(name.len() + 8);
+    let mut backslashes = 0;
+    for &c in &name {
+        match c {
+            b'\\' => {
+                backslashes += 1;
+                out.push(c);
+                continue;
+            }
+            b' ' | b'#' | b':' => {
+                out.extend(std::iter::repeat_n(b'\\', backslashes + 1));
+                out.push(c);
+            }
+            b'%' if target => {
+                out.extend(std::iter::repeat_n(b'\\', backslashes + 1));
+                out.push(c);
+            }
+            b'$' => out.extend_from_slice(b"$$"),
+            _ => out.push(c),
+        }
+        backslashes = 0;
+    }
+    Ok(out)
+}
+
+#[cfg(unix)]
+fn path_bytes(path: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn path_bytes(path: &Path) -> Vec<u8> {
+    path.to_string_lossy().into_owned().into_bytes()
 }
 
 /// `ptxld check`: links without writing anything and reports every finding (errors,

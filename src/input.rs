@@ -11,7 +11,8 @@
 //! way every mmap-based linker (lld, mold, wild) does:
 //!
 //! * ptxld only ever reads its inputs and opens them read-only, so ptxld itself never
-//!   mutates a mapping (and `-o` naming an input is refused before anything is mapped);
+//!   mutates a mapping (and a link that would write one of its inputs, as its output,
+//!   link map or dependency file, is refused before anything is written);
 //! * a build system does not rewrite a compiler's output while the link step that
 //!   consumes it runs; if another process does it anyway, the worst outcome is a garbled
 //!   link or a crash of this process, never corruption of the input file (the mapping

@@ -279,7 +279,8 @@ fn dependency_file_names_every_file_read() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         f.read("out.d"),
-        "out$$1.ptx: \\\n  args.rsp \\\n  main.ptx \\\n  my\\ libs/libx.a\n"
+        "out$$1.ptx: \\\n  args.rsp \\\n  main.ptx \\\n  my\\ libs/libx.a\n\
+         \nargs.rsp:\n\nmain.ptx:\n\nmy\\ libs/libx.a:\n"
     );
     // A failed link writes no depfile and no output.
     let o = f.run(&["--dependency-file=bad.d", "-o", "bad.ptx", "libx-missing.a"]);
@@ -545,7 +546,16 @@ fn link_map_and_symbol_trace() {
     let case = |name: &str| root().join("fixtures/link").join(name);
     let o = ptxld(
         &case("weak-first-wins-func"),
-        &["--print-map", "-y", "wf", "-o", "-", "1-a.ptx", "2-b.ptx"],
+        // Not `-o -`: the map and the output would share standard output.
+        &[
+            "--print-map",
+            "-y",
+            "wf",
+            "-o",
+            "/dev/null",
+            "1-a.ptx",
+            "2-b.ptx",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);

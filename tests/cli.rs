@@ -299,7 +299,11 @@ fn output_naming_an_input_is_refused_and_the_input_kept() {
     args.extend(inputs[1..].iter().map(String::as_str));
     let out = ptxld(&args);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is also an input"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!(
+        "error: output file {} is the same file as input {}; refusing to overwrite it",
+        s(&victim),
+        s(&victim)
+    )));
     assert_eq!(std::fs::read(&victim).unwrap(), before);
 }
 

@@ -252,7 +252,7 @@ fn fuzzer_findings_stay_fixed() {
 // permissions. The tests act on a running ptxld at points they observe in /proc
 // (which files it has open), never after a sleep, so they are Linux-only.
 
-/// Temporary output files (`.NAME.ptxld-PID.tmp`) left in `d`.
+/// Temporary output files (`.NAME.ptxld-PID-RANDOM.tmp`) left in `d`.
 #[cfg(target_os = "linux")]
 fn temporaries(d: &Path) -> Vec<String> {
     std::fs::read_dir(d)
@@ -455,28 +455,24 @@ fn killing_the_command_stops_its_linking_child() {
     assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
 }
 
-/// Ctrl-C while the temporary output file is being written removes it. To stop ptxld
-/// in the middle of writing without a test hook, the test creates the temporary's path
-/// (`.out.ptx.ptxld-PID.tmp`, known once ptxld runs and waits for its FIFO input) as a
-/// FIFO that nobody reads: ptxld opens it as its temporary and blocks writing an output
-/// larger than any pipe holds (1 MiB at most). The SIGINT handler must then remove it.
+/// Ctrl-C while the output is being written removes its temporary file. A link writes
+/// its output, link map and dependency file first and puts them in place together
+/// after, so with `-Map` naming a FIFO that nobody reads, ptxld waits to open the FIFO
+/// with the output's temporary file (`.out.ptx.ptxld-PID-RANDOM.tmp`) written and not
+/// yet renamed. The SIGINT handler must then remove it.
 #[cfg(target_os = "linux")]
 #[test]
 fn ctrl_c_while_writing_removes_the_temporary_file() {
     let d = dir("sigint-write");
-    // A 2 MiB name: the output is larger than a pipe can hold.
-    std::fs::write(d.join("a.ptx"), module(&"a".repeat(2 << 20))).unwrap();
-    let fifo = d.join("b.fifo");
-    mkfifo(&fifo);
-    let writer = hold_fifo(&fifo);
-    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
-    let child = await_open(child, &fifo);
-    let tmp = d.join(format!(".out.ptx.ptxld-{}.tmp", linking_pid(child.id())));
-    mkfifo(&tmp);
-    let _tmp_reader = hold_fifo(&tmp);
-    feed(writer, &module("b_var"));
-    // Fails if the output is no longer written through File::create of that path.
-    let child = await_open(child, &tmp);
+    std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
+    mkfifo(&d.join("map.fifo"));
+    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "-Map", "map.fifo", "a.ptx"]);
+    let pid = child.id();
+    wait_until("ptxld has its temporary output open", || {
+        temporaries(&d).iter().any(|t| has_open(pid, &d.join(t))) || has_exited(pid)
+    });
+    let tmp = temporaries(&d);
+    assert_eq!(tmp.len(), 1, "{tmp:?}");
     interrupt(child.id());
     let o = wait_output(child);
     assert_eq!(
@@ -486,9 +482,11 @@ fn ctrl_c_while_writing_removes_the_temporary_file() {
         o.status,
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(!tmp.exists(), "the SIGINT handler left {}", tmp.display());
+    assert!(
+        temporaries(&d).is_empty(),
+        "the SIGINT handler left {tmp:?}"
+    );
     assert!(!d.join("out.ptx").exists());
-    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
 }
 
 /// How to run ptxld without the power to ignore file permissions: directly for an

@@ -11,8 +11,9 @@
 //!
 //! Signals that stop a link reach the child: the parent passes SIGINT, SIGTERM and
 //! SIGHUP on, and the child asks the kernel for a SIGINT should the parent die any
-//! other way (SIGKILL) before it has reported; its Ctrl-C handler then removes the
-//! temporary output. Exit statuses and messages are those of an unforked link.
+//! other way (SIGKILL) before it has reported; its signal handlers (`signals.rs`)
+//! then remove the temporary output. Exit statuses and messages are those of an
+//! unforked link: 130, 143 or 129 after SIGINT, SIGTERM or SIGHUP.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -67,7 +68,7 @@ static CHILD: AtomicI32 = AtomicI32::new(0);
 
 /// Signals that stop a link, sent to the command (`kill -INT PID`, a build system
 /// giving up): passed on to the child, which handles them as it would unforked
-/// (SIGINT removes the temporary output); the parent then ends as the child did.
+/// (each removes the temporary output); the parent then ends as the child did.
 const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 extern "C" fn forward(sig: libc::c_int) {

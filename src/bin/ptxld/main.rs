@@ -19,6 +19,7 @@ mod generate;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod huge_pages;
 mod rsp;
+mod signals;
 
 use args::{Mode, Options, Parsed};
 
@@ -175,17 +176,14 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    // Before the first thread (the Ctrl-C handler's) starts.
+    // Before any thread starts: a fork copies only the calling thread.
     #[cfg(target_os = "linux")]
     let reporter = options.fork.then(early_exit::fork).flatten();
     // Before the first thread starts too (see the function), and after the fork: a
     // child's descriptor table is copied only as large as its open descriptors need.
     ptxld::input::keep_files_open(options.inputs);
-    // Ctrl-C while the output is being written leaves no temporary file behind.
-    let _ = ctrlc::set_handler(|| {
-        ptxld::output::remove_temporaries();
-        std::process::exit(130);
-    });
+    // SIGINT, SIGTERM or SIGHUP while the output is being written leave no temporary.
+    signals::install();
     let success = run(options);
     #[cfg(target_os = "linux")]
     if let Some(r) = reporter {

@@ -14,7 +14,7 @@ use crate::container::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
 use crate::input::{
-    file_key, open_path, read_opened, read_path_and_metadata, Bytes, FileKey, Opened,
+    file_key, open_path, read_opened, read_path_and_metadata, Bytes, FileKey, InputError, Opened,
 };
 use crate::ir::Module;
 use crate::link::{link, module_sources, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
@@ -802,12 +802,16 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
             }),
         };
         if let Some(path) = changed.get() {
-            return Err(fail(format!(
-                "input {} changed while ptxld was linking it; run the link again",
-                path.display()
-            )));
+            return Err(fail(InputError::Changed { path: path.clone() }.to_string()));
         }
-        written.map_err(|e| fail(format!("cannot write {}: {e}", job.output.display())))?;
+        written.map_err(|e| {
+            // An input the writer could not read again (cut short meanwhile) is
+            // reported as such, not as a failure to write.
+            match e.get_ref().and_then(|e| e.downcast_ref::<InputError>()) {
+                Some(input) => fail(input.to_string()),
+                None => fail(format!("cannot write {}: {e}", job.output.display())),
+            }
+        })?;
         if job.stats {
             o.messages.push_str(&t.stop("writing the output").render());
         }

@@ -18,6 +18,8 @@ mod rsp;
 mod early_exit;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod huge_pages;
+#[cfg(unix)]
+mod sigbus;
 
 const USAGE: &str = "\
 usage: ptxld [OPTIONS] -o OUTPUT INPUTS...
@@ -401,6 +403,9 @@ fn main() -> ExitCode {
     // Before the first thread starts too (see the function), and after the fork: a
     // child's descriptor table is copied only as large as its open descriptors need.
     ptxld::input::keep_files_open(std::env::args_os().len());
+    // An input cut short while mapped fails the link instead of crashing it.
+    #[cfg(unix)]
+    sigbus::install();
     // Ctrl-C while the output is being written leaves no temporary file behind.
     let _ = ctrlc::set_handler(|| {
         ptxld::output::remove_temporaries();

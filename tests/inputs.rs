@@ -1,0 +1,172 @@
+//! Trust at the edges of reading inputs: inputs cut short while they are linked,
+//! many small inputs, thin archives, read errors under `--error-limit`, and sizes
+//! too large for 64 bits.
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+
+const HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
+
+/// The message of an input that changed while it was linked.
+fn changed(name: &str) -> String {
+    format!("error: input {name} changed while ptxld was linking it; run the link again")
+}
+
+/// A module of at least `len` bytes: a kernel `NAME` whose body holds comment
+/// lines, so that the file spans many pages.
+fn long_module(name: &str, len: usize) -> String {
+    let mut s = format!("{HEADER}.visible .entry {name}()\n{{\n");
+    let line = format!("\t// {}\n", "x".repeat(90));
+    while s.len() < len {
+        s += &line;
+    }
+    s + "\tret;\n}\n"
+}
+
+/// Temporary outputs left in `d`.
+fn temporaries(d: &Path) -> Vec<String> {
+    std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') && n.contains(".ptxld-") && n.ends_with(".tmp"))
+        .collect()
+}
+
+/// `ptxld ARGS` in `d`, with its output piped; with `mapped`, under an open-file
+/// limit too small to keep any input open, so that every input is mapped at once.
+fn spawn(d: &Path, mapped: bool, args: &[&str]) -> std::process::Child {
+    let exe = env!("CARGO_BIN_EXE_ptxld");
+    if !mapped {
+        return spawn_ptxld_in(d, args);
+    }
+    // `ulimit -n` sets the soft and the hard limit, so ptxld cannot raise it.
+    let mut cmd = Command::new("bash");
+    cmd.args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\"", exe])
+        .args(args);
+    spawn_in(d, &mut cmd)
+}
+
+/// Exit status 1 (not a signal), `message` on standard error, no signal named.
+fn failed_with(o: &Output, message: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}: {err}", o.status);
+    assert!(err.contains(message), "expected {message:?} in:\n{err}");
+    assert!(
+        !err.contains("SIGBUS") && !err.contains("panicked"),
+        "{err}"
+    );
+}
+
+/// Waits until process `pid` (or its linking child) has `path` open.
+#[cfg(target_os = "linux")]
+fn await_open(child: &std::process::Child, path: &Path) {
+    let pid = child.id();
+    wait_until(&format!("ptxld opens {}", path.display()), || {
+        has_open(pid, path) || has_exited(pid)
+    });
+    assert!(has_open(pid, path), "ptxld exited before opening the FIFO");
+}
+
+/// `a.ptx` (many pages) is cut to a few bytes after ptxld read it and before it
+/// parses it (ptxld then waits for the FIFO `b.fifo`): the link fails with the
+/// changed-input message, exit status 1, and leaves nothing. Read from the open
+/// file, the shorter file used to make ptxld fall back to its mapping; mapped (when
+/// no file may stay open), touching the pages past the new end raised SIGBUS.
+#[cfg(target_os = "linux")]
+fn cut_short_before_parsing(name: &str, mapped: bool) {
+    let d = scratch(name);
+    std::fs::write(d.join("a.ptx"), long_module("a", 64 << 10)).unwrap();
+    let fifo = d.join("b.fifo");
+    mkfifo(&fifo);
+    let mut writer = hold_fifo(&fifo);
+    let child = spawn(&d, mapped, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    await_open(&child, &fifo);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(d.join("a.ptx"))
+        .unwrap()
+        .set_len(10)
+        .unwrap();
+    use std::io::Write;
+    writer
+        .write_all(format!("{HEADER}.visible .entry b() {{ ret; }}\n").as_bytes())
+        .unwrap();
+    drop(writer);
+    let o = wait_output(child);
+    failed_with(&o, &changed("a.ptx"));
+    assert!(!d.join("out.ptx").exists());
+    assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_open_input_cut_short_before_parsing_fails_the_link() {
+    cut_short_before_parsing("in-cut-open", false);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_mapped_input_cut_short_before_parsing_fails_the_link() {
+    cut_short_before_parsing("in-cut-mapped", true);
+}
+
+/// `a.ptx` (12 MB, many functions, each referring to a module-local variable that
+/// `b.ptx` has too, so the writer reads it in many pieces) is cut short while
+/// ptxld writes the output to a pipe nobody reads yet: the writer is then blocked
+/// with at most a few chunks read ahead, and the rest of `a.ptx` is gone. The
+/// writer's reads come up short (or, mapped, touch pages past the end of the
+/// file): the link fails with the changed-input message and exit status 1.
+#[cfg(target_os = "linux")]
+fn cut_short_while_writing(name: &str, mapped: bool) {
+    let d = scratch(name);
+    std::fs::write(
+        d.join("b.ptx"),
+        format!("{HEADER}.global .u32 v;\n.visible .entry b() {{ ret; }}\n"),
+    )
+    .unwrap();
+    let mut a = format!("{HEADER}.global .u32 v;\n");
+    let pad = format!("\t// {}\n", "y".repeat(120));
+    let mut k = 0;
+    while a.len() < 12 << 20 {
+        a += &format!(
+            ".visible .entry a{k}()\n{{\n\t.reg .u32 %r;\n\tld.global.u32 %r, [v];\n{}\tret;\n}}\n",
+            pad.repeat(80)
+        );
+        k += 1;
+    }
+    std::fs::write(d.join("a.ptx"), &a).unwrap();
+    let mut child = spawn(&d, mapped, &["-o", "-", "b.ptx", "a.ptx"]);
+    let mut out = child.stdout.take().unwrap();
+    // The first byte: parsing is over and the writer has begun.
+    let mut first = [0u8; 1];
+    out.read_exact(&mut first).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(d.join("a.ptx"))
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    let mut rest = Vec::new();
+    out.read_to_end(&mut rest).unwrap();
+    let o = wait_output(child);
+    failed_with(&o, &changed("a.ptx"));
+    assert!(rest.len() + 1 < a.len(), "the whole output was written");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_open_input_cut_short_while_writing_fails_the_link() {
+    cut_short_while_writing("in-write-open", false);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_mapped_input_cut_short_while_writing_fails_the_link() {
+    cut_short_while_writing("in-write-mapped", true);
+}

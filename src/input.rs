@@ -1,7 +1,13 @@
 //! Reading input files.
 //!
-//! Inputs are memory-mapped with `memmap2` and never copied: the lexer, the parser
-//! and the writer all borrow the mapped bytes.
+//! Inputs of [`SMALL`] bytes and more are memory-mapped with `memmap2` and never
+//! copied: the lexer, the parser and the writer all borrow the mapped bytes (or read
+//! them again from the open file). Smaller ones are read into memory with one read:
+//! a mapping costs the process a region of its address space each, and the kernel
+//! allows a process 65,530 of them (`vm.max_map_count`), so a link of that many
+//! small inputs failed with ENOMEM; LLVM's `MemoryBuffer` maps no file under 16 KiB
+//! either (`shouldUseMmap` in llvm/lib/Support/MemoryBuffer.cpp: "We don't use mmap
+//! for small files because this can severely fragment our address space").
 //!
 //! # Why the `unsafe` map is sound enough here
 //!
@@ -59,6 +65,10 @@ pub const MAX_PARTS: usize = 1024;
 /// How many first bytes of a mapped file [`Bytes::head`] holds.
 pub const HEAD_LEN: usize = 64;
 
+/// Regular files shorter than this are read into memory rather than mapped (module
+/// documentation); LLVM's `MemoryBuffer` draws the line at the same size.
+pub const SMALL: u64 = 16 << 10;
+
 /// The bytes of one input, either mapped or owned.
 pub enum Bytes {
     /// A read-only private mapping of a file (made when first needed if the file is
@@ -66,7 +76,8 @@ pub enum Bytes {
     /// touching the mapping, and the open file when the budget of
     /// [`keep_files_open`] allowed keeping it.
     Mapped(Mapping, Box<[u8]>, Option<std::fs::File>),
-    /// An owned buffer (standard input, empty files, extracted payloads, tests).
+    /// An owned buffer (standard input, files under [`SMALL`] bytes, extracted
+    /// payloads, tests).
     Owned(Vec<u8>),
 }
 
@@ -538,9 +549,11 @@ pub fn read_opened(path: &Path, opened: Opened) -> Result<(Bytes, Option<Metadat
         return Ok((Bytes::Owned(buf), None));
     }
     check_len(path, meta.len())?;
-    if meta.len() == 0 {
-        // Mapping an empty file fails on some systems; there is nothing to map anyway.
-        return Ok((Bytes::Owned(Vec::new()), Some(meta)));
+    if meta.len() < SMALL {
+        return Ok((
+            Bytes::Owned(read_small(&file, meta.len()).map_err(io_err)?),
+            Some(meta),
+        ));
     }
     let mut head = Vec::with_capacity(HEAD_LEN);
     (&file)
@@ -561,6 +574,25 @@ pub fn read_opened(path: &Path, opened: Opened) -> Result<(Bytes, Option<Metadat
         Bytes::Mapped(mapping, head.into_boxed_slice(), file),
         Some(meta),
     ))
+}
+
+/// The `len` bytes of a small file, read with one `read` as a rule (more only if
+/// the kernel returns fewer bytes, as it may when interrupted). A file cut short
+/// since its length was taken gives fewer bytes: its stamp, taken with that length,
+/// fails the link before the output is written.
+fn read_small(file: &std::fs::File, len: u64) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0; len as usize];
+    let mut n = 0;
+    while n < buf.len() {
+        match (&*file).read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(n);
+    Ok(buf)
 }
 
 /// Maps `len` bytes of `file`.
@@ -983,6 +1015,22 @@ mod tests {
         assert_ne!(name(at + len), path.to_str());
         drop(bytes);
         assert_ne!(name(at), path.to_str());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Files under `SMALL` bytes are read into memory, with their metadata (for the
+    /// changed-input stamp); from `SMALL` bytes on they are mapped.
+    #[test]
+    fn small_files_are_read_into_memory() {
+        let dir = std::env::temp_dir().join(format!("ptxld-small-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (small, large) = (dir.join("small.ptx"), dir.join("large.ptx"));
+        std::fs::write(&small, vec![b's'; SMALL as usize - 1]).unwrap();
+        std::fs::write(&large, vec![b'l'; SMALL as usize]).unwrap();
+        let (bytes, meta) = read_path_and_metadata(&small).unwrap();
+        assert!(matches!(&bytes, Bytes::Owned(v) if v == &vec![b's'; SMALL as usize - 1]));
+        assert_eq!(meta.map(|m| m.len()), Some(SMALL - 1));
+        assert!(matches!(read_path(&large).unwrap(), Bytes::Mapped(..)));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -170,3 +170,39 @@ fn an_open_input_cut_short_while_writing_fails_the_link() {
 fn a_mapped_input_cut_short_while_writing_fails_the_link() {
     cut_short_while_writing("in-write-mapped", true);
 }
+
+/// More small inputs than a process may have mappings (`vm.max_map_count`, 65,530
+/// by default): each is read into memory, not mapped, so the link succeeds. Each
+/// used to be mapped once the open-file budget was spent (a response file hides
+/// how many inputs there are), and the link failed with ENOMEM.
+#[test]
+fn seventy_thousand_small_inputs_link() {
+    const N: usize = 70_000;
+    let d = scratch("in-many");
+    let mut list = String::new();
+    for i in 0..N {
+        let name = format!("m{i}.ptx");
+        let text = if i % 2 == 0 {
+            format!("{HEADER}.visible .entry k{i}() {{ ret; }}\n")
+        } else {
+            format!("{HEADER}.visible .func f{i}() {{ ret; }}\n")
+        };
+        std::fs::write(d.join(&name), text).unwrap();
+        list += &name;
+        list.push('\n');
+    }
+    std::fs::write(d.join("list"), list).unwrap();
+    let o = ptxld_in(&d, &["-o", "out.ptx", "@list"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{}: {err}", o.status);
+    let out = std::fs::read_to_string(d.join("out.ptx")).unwrap();
+    for want in [
+        ".entry k0()",
+        ".func f1()",
+        ".func f69999()",
+        ".entry k69998()",
+    ] {
+        assert!(out.contains(want), "no {want:?} in the output");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

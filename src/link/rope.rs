@@ -456,7 +456,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ptxld-rope-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("m.ptx");
-        std::fs::write(&path, b"0123456789abcdef").unwrap();
+        // Padded to be mapped and kept open (smaller files are read into memory).
+        let mut text = b"0123456789abcdef".to_vec();
+        text.resize(20_000, b' ');
+        std::fs::write(&path, text).unwrap();
         // Budget for this file (and any other test reading files meanwhile).
         crate::input::keep_files_open(64);
         let open = crate::input::read_path(&path).unwrap();

@@ -318,6 +318,33 @@ fn stamp_of(path: &Path, meta: Option<std::fs::Metadata>) -> Stamp {
     )
 }
 
+/// The read errors of one link, reported as diagnostics are: after `--error-limit`
+/// errors (0: no limit), one line says the rest are left out.
+struct ReadErrors {
+    text: String,
+    count: usize,
+    limit: usize,
+}
+
+impl ReadErrors {
+    fn new(limit: usize) -> ReadErrors {
+        ReadErrors {
+            text: String::new(),
+            count: 0,
+            limit,
+        }
+    }
+
+    fn push(&mut self, message: impl std::fmt::Display) {
+        if self.limit == 0 || self.count < self.limit {
+            self.text.push_str(&format!("error: {message}\n"));
+        } else if self.count == self.limit {
+            self.text.push_str(crate::diag::TOO_MANY_ERRORS);
+        }
+        self.count += 1;
+    }
+}
+
 impl Plan {
     /// Adds one input: an archive's members become units of one archive piece,
     /// anything else one unit of its own.
@@ -402,7 +429,7 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     let mut whole = false;
     let mut group: Option<u32> = None;
     let mut groups = 0;
-    let mut errors = String::new();
+    let mut errors = ReadErrors::new(job.error_limit);
     // File identity → the name it was first given as.
     let mut seen: std::collections::HashMap<FileKey, PathBuf> = Default::default();
     for (i, spec) in job.inputs.iter().enumerate() {
@@ -437,16 +464,16 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         let (bytes, meta) = match read {
             Ok(r) => r,
             Err(e) => {
-                errors.push_str(&format!("error: {e}\n"));
+                errors.push(e);
                 continue;
             }
         };
         if !archive::is_archive(bytes.head()) && path != Path::new("-") {
             if let Some(key) = file_key(&path, meta.as_ref()) {
                 if let Some(first) = seen.get(&key) {
-                    errors.push_str(&format!(
-                        "error: {} is given twice (also as {}); each of its definitions would \
-                         be duplicated\n",
+                    errors.push(format!(
+                        "{} is given twice (also as {}); each of its definitions would be \
+                         duplicated",
                         path.display(),
                         first.display()
                     ));
@@ -465,8 +492,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     if group.is_some() {
         return Err(fail("--start-group without --end-group"));
     }
-    if !errors.is_empty() {
-        return Err(Failure { messages: errors });
+    if errors.count > 0 {
+        return Err(Failure {
+            messages: errors.text,
+        });
     }
     if p.units.is_empty() {
         return Err(fail("no input files"));

@@ -206,3 +206,35 @@ fn seventy_thousand_small_inputs_link() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Read errors stop at `--error-limit`, as other errors do, with lld's line.
+#[test]
+fn read_errors_obey_the_error_limit() {
+    let d = scratch("in-error-limit");
+    let names: Vec<String> = (0..30).map(|i| format!("missing{i}.ptx")).collect();
+    let mut args = vec!["--error-limit=5", "-o", "out.ptx"];
+    args.extend(names.iter().map(String::as_str));
+    let o = ptxld_in(&d, &args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("cannot read").count(), 5, "{err}");
+    assert!(
+        err.contains("cannot read missing4.ptx") && !err.contains("missing5.ptx"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            "error: too many errors emitted, stopping now (use --error-limit=0 to see all errors)\n"
+        ),
+        "{err}"
+    );
+    // 0: every error.
+    args[0] = "--error-limit=0";
+    let o = ptxld_in(&d, &args);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr)
+            .matches("cannot read")
+            .count(),
+        30
+    );
+}

@@ -346,6 +346,102 @@ impl ReadErrors {
 }
 
 impl Plan {
+    /// Reads a member of a thin archive from `file`, as any input is read: the
+    /// file is stamped and listed among the files read.
+    fn read_member(&mut self, file: &Path, stamps: &mut Vec<Stamp>) -> Result<Bytes, InputError> {
+        let (bytes, meta) = read_path_and_metadata(file)?;
+        self.files_read.push(file.to_path_buf());
+        if meta.is_some() {
+            stamps.push(stamp_of(file, meta));
+        }
+        Ok(bytes)
+    }
+
+    /// Adds thin archive `name`, read from `path` (its bytes `data`): its members
+    /// are read from their own files, found relative to the archive's directory as
+    /// GNU ld finds them, and become units of one archive piece. A member that GNU
+    /// ar took from a normal archive is taken from that archive, read once.
+    /// Unreadable members are read errors, added to `errors`.
+    #[allow(clippy::too_many_arguments)]
+    fn add_thin(
+        &mut self,
+        name: String,
+        path: &Path,
+        data: &[u8],
+        whole: bool,
+        group: Option<u32>,
+        stamps: &mut Vec<Stamp>,
+        errors: &mut ReadErrors,
+    ) -> Result<(), Failure> {
+        let entries = archive::thin_members(data).map_err(|e| fail(format!("{name}: {e}")))?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let mut nested: std::collections::HashMap<PathBuf, Option<Bytes>> = Default::default();
+        let first = self.units.len();
+        let mut modules = Vec::new();
+        for entry in entries {
+            let file = dir.join(&entry.path);
+            let missing = |e: &dyn std::fmt::Display| {
+                format!(
+                    "{name}: member {}: {e}; a thin archive holds only the paths of its \
+                     members, relative to its own directory: restore the file or rebuild \
+                     the archive",
+                    entry.path.display()
+                )
+            };
+            modules.clear();
+            match entry.nested {
+                None => match self.read_member(&file, stamps) {
+                    Ok(bytes) => archive::split_member(
+                        format!("{name}({})", file.display()),
+                        bytes.as_slice(),
+                        &mut modules,
+                    ),
+                    Err(e) => {
+                        errors.push(missing(&e));
+                        continue;
+                    }
+                },
+                Some(offset) => {
+                    if !nested.contains_key(&file) {
+                        let read = self.read_member(&file, stamps);
+                        if let Err(e) = &read {
+                            errors.push(missing(e));
+                        }
+                        nested.insert(file.clone(), read.ok());
+                    }
+                    let Some(Some(outer)) = nested.get(&file) else {
+                        continue;
+                    };
+                    match archive::member_at(outer.as_slice(), offset) {
+                        Ok((member, bytes)) => archive::split_member(
+                            format!("{}({member})", file.display()),
+                            bytes,
+                            &mut modules,
+                        ),
+                        Err(e) => {
+                            errors.push(missing(&format!("{}: {e}", file.display())));
+                            continue;
+                        }
+                    }
+                }
+            }
+            for m in modules.drain(..) {
+                self.units.push(Unit {
+                    name: m.name,
+                    path: Some(file.clone()),
+                    bytes: Bytes::Owned(m.bytes),
+                });
+            }
+        }
+        self.pieces.push(Piece::Archive {
+            name,
+            members: (first..self.units.len()).collect(),
+            whole,
+            group,
+        });
+        Ok(())
+    }
+
     /// Adds one input: an archive's members become units of one archive piece,
     /// anything else one unit of its own.
     fn add(
@@ -487,6 +583,18 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             stamps.push(stamp_of(&path, meta));
         }
         let name = path.display().to_string();
+        if archive::is_thin(bytes.head()) {
+            p.add_thin(
+                name,
+                &path,
+                bytes.as_slice(),
+                whole,
+                group,
+                stamps,
+                &mut errors,
+            )?;
+            continue;
+        }
         p.add(name, Some(path), bytes, whole, group)?;
     }
     if group.is_some() {

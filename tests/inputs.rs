@@ -5,7 +5,7 @@
 mod common;
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::*;
@@ -205,6 +205,144 @@ fn seventy_thousand_small_inputs_link() {
         assert!(out.contains(want), "no {want:?} in the output");
     }
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A module defining `.visible .func NAME`, calling each of `calls`.
+fn func_module(name: &str, calls: &[&str]) -> String {
+    let mut s = String::from(HEADER);
+    for c in calls {
+        s += &format!(".extern .func {c}();\n");
+    }
+    s += &format!(".visible .func {name}()\n{{\n");
+    for c in calls {
+        s += &format!("\tcall.uni {c}, ();\n");
+    }
+    s + "\tret;\n}\n"
+}
+
+/// Runs `ar ARGS` in `dir`.
+fn ar(dir: &Path, args: &[&str]) {
+    let o = Command::new("ar")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "ar {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A thin archive `lib/libk.a` whose members `sub/k1.ptx` (defines `k1`, calls
+/// `k3`), `sub/k2.ptx` (defines `k2`) and `k3.ptx` (defines `k3`) live beside it,
+/// and an application folder `app` with `main.ptx` (a kernel calling `k1`) and
+/// decoys at the members' paths relative to `app`, which must not be read.
+fn thin_fixture(name: &str) -> PathBuf {
+    let d = scratch(name);
+    let lib = d.join("lib");
+    std::fs::create_dir_all(lib.join("sub")).unwrap();
+    std::fs::write(lib.join("sub/k1.ptx"), func_module("k1", &["k3"])).unwrap();
+    std::fs::write(lib.join("sub/k2.ptx"), func_module("k2", &[])).unwrap();
+    std::fs::write(lib.join("k3.ptx"), func_module("k3", &[])).unwrap();
+    ar(
+        &lib,
+        &["rcsT", "libk.a", "sub/k1.ptx", "sub/k2.ptx", "k3.ptx"],
+    );
+    let app = d.join("app");
+    std::fs::create_dir_all(app.join("sub")).unwrap();
+    let main = format!(
+        "{HEADER}.extern .func k1();\n.visible .entry main_k()\n{{\n\tcall.uni k1, ();\n\tret;\n}}\n"
+    );
+    std::fs::write(app.join("main.ptx"), main).unwrap();
+    std::fs::write(app.join("sub/k1.ptx"), "decoy: not PTX\n").unwrap();
+    std::fs::write(app.join("k3.ptx"), "decoy: not PTX\n").unwrap();
+    d
+}
+
+/// GNU ld reads a thin archive's members from their paths relative to the
+/// archive's directory (experiment in docs/robustness.md) and selects them as it
+/// selects a normal archive's; so does ptxld, and the depfile names the members'
+/// files. Thin archives used to read as empty: `k1` was undefined.
+#[test]
+fn thin_archive_members_are_read_from_beside_the_archive() {
+    let d = thin_fixture("in-thin");
+    let app = d.join("app");
+    let o = ptxld_in(
+        &app,
+        &[
+            "-o",
+            "out.ptx",
+            "main.ptx",
+            "../lib/libk.a",
+            "--dependency-file=out.d",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = std::fs::read_to_string(app.join("out.ptx")).unwrap();
+    assert!(out.contains(".visible .func k1()") && out.contains(".visible .func k3()"));
+    assert!(!out.contains("k2"), "an unneeded member was loaded:\n{out}");
+    let dep = std::fs::read_to_string(app.join("out.d")).unwrap();
+    for f in [
+        "main.ptx",
+        "../lib/libk.a",
+        "../lib/sub/k1.ptx",
+        "../lib/sub/k2.ptx",
+        "../lib/k3.ptx",
+    ] {
+        assert!(
+            dep.contains(&format!("  {f}")),
+            "{f} not in the depfile:\n{dep}"
+        );
+    }
+    // --whole-archive loads every member.
+    let o = ptxld_in(
+        &app,
+        &[
+            "-o",
+            "all.ptx",
+            "main.ptx",
+            "--whole-archive",
+            "../lib/libk.a",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = std::fs::read_to_string(app.join("all.ptx")).unwrap();
+    assert!(all.contains(".visible .func k2()"));
+}
+
+/// A member of a normal archive that GNU ar put into a thin archive (`/N:OFFSET`:
+/// the archive's path and the member's offset in it) is taken from that archive,
+/// as GNU ld does.
+#[test]
+fn thin_archive_members_of_a_normal_archive_are_read_from_it() {
+    let d = thin_fixture("in-thin-nested");
+    let lib = d.join("lib");
+    ar(&lib, &["rcs", "libnormal.a", "sub/k2.ptx", "k3.ptx"]);
+    ar(&lib, &["rcsT", "libouter.a", "sub/k1.ptx", "libnormal.a"]);
+    let app = d.join("app");
+    let o = ptxld_in(&app, &["-o", "out.ptx", "main.ptx", "../lib/libouter.a"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = std::fs::read_to_string(app.join("out.ptx")).unwrap();
+    assert!(out.contains(".visible .func k1()") && out.contains(".visible .func k3()"));
+    assert!(!out.contains("k2"), "an unneeded member was loaded:\n{out}");
+}
+
+/// A member file that is gone is an error naming the archive and the member's
+/// path, with exit status 1 and no output.
+#[test]
+fn a_missing_thin_archive_member_is_an_error() {
+    let d = thin_fixture("in-thin-missing");
+    std::fs::remove_file(d.join("lib/sub/k2.ptx")).unwrap();
+    let app = d.join("app");
+    let o = ptxld_in(&app, &["-o", "out.ptx", "main.ptx", "../lib/libk.a"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: ../lib/libk.a: member sub/k2.ptx: cannot read ../lib/sub/k2.ptx: "),
+        "{err}"
+    );
+    assert!(!app.join("out.ptx").exists());
 }
 
 /// Read errors stop at `--error-limit`, as other errors do, with lld's line.

@@ -376,3 +376,68 @@ fn read_errors_obey_the_error_limit() {
         30
     );
 }
+
+/// An object of 2^64 + 4 bytes (4,611,686,018,427,387,905 elements of 4 bytes) is
+/// refused where it is declared: its size used to wrap to 4 bytes, and it bound to
+/// a 4-byte extern (ptxas, too, gives it 4 bytes).
+#[test]
+fn sizes_beyond_64_bits_are_refused_where_declared() {
+    let d = scratch("in-size");
+    std::fs::write(
+        d.join("a.ptx"),
+        format!("{HEADER}.visible .global .b32 x[4611686018427387905];\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("b.ptx"),
+        format!("{HEADER}.extern .global .b32 x;\n.visible .entry k() {{ ret; }}\n"),
+    )
+    .unwrap();
+    let o = ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.ptx"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("error: a.ptx:4:23: size too large: "), "{err}");
+    assert!(!d.join("out.ptx").exists());
+    // A parameter's too.
+    std::fs::write(
+        d.join("p.ptx"),
+        format!("{HEADER}.visible .func f(.param .b64 p[2305843009213693953]) {{ ret; }}\n"),
+    )
+    .unwrap();
+    let o = ptxld_in(&d, &["-o", "out.ptx", "p.ptx"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error: p.ptx:4:30: size too large: "), "{err}");
+}
+
+/// An alignment that is a power of two but more than ptxas takes (2^31) says so;
+/// it used to be called "not a power of two".
+#[test]
+fn an_alignment_too_large_says_so() {
+    let d = scratch("in-align");
+    std::fs::write(
+        d.join("a.ptx"),
+        format!("{HEADER}.visible .global .align 9223372036854775808 .b8 x;\n"),
+    )
+    .unwrap();
+    let o = ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "error: a.ptx:4:25: alignment 9223372036854775808 is too large: ptxas accepts \
+             at most 2147483648 (2^31)"
+        ),
+        "{err}"
+    );
+    std::fs::write(
+        d.join("b.ptx"),
+        format!("{HEADER}.visible .global .align 12 .b8 x;\n"),
+    )
+    .unwrap();
+    let o = ptxld_in(&d, &["-o", "out.ptx", "b.ptx"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("b.ptx:4:25: alignment 12 is not a power of two"),
+        "{err}"
+    );
+}

@@ -194,6 +194,10 @@ fn render_snippet(out: &mut String, sources: &SourceMap, file: FileId, span: Spa
     );
 }
 
+/// The line that ends a report cut at `--error-limit` errors (lld's wording).
+pub(crate) const TOO_MANY_ERRORS: &str =
+    "error: too many errors emitted, stopping now (use --error-limit=0 to see all errors)\n";
+
 /// A sortable, limitable collection of diagnostics.
 #[derive(Clone, Debug, Default)]
 pub struct Diagnostics {
@@ -254,11 +258,7 @@ impl Diagnostics {
         for d in &self.items {
             if d.is_error() {
                 if limit != 0 && errors == limit {
-                    let _ = writeln!(
-                        out,
-                        "error: too many errors emitted, stopping now \
-                         (use --error-limit=0 to see all errors)"
-                    );
+                    out.push_str(TOO_MANY_ERRORS);
                     break;
                 }
                 errors += 1;

@@ -14,7 +14,7 @@ use crate::container::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
 use crate::input::{
-    file_key, open_path, read_opened, read_path_and_metadata, Bytes, FileKey, Opened,
+    file_key, open_path, read_opened, read_path_and_metadata, Bytes, FileKey, InputError, Opened,
 };
 use crate::ir::Module;
 use crate::link::{link, module_sources, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
@@ -377,7 +377,130 @@ fn stamp_of(path: &Path, meta: Option<std::fs::Metadata>) -> Stamp {
     }
 }
 
+/// The read errors of one link, reported as diagnostics are: after `--error-limit`
+/// errors (0: no limit), one line says the rest are left out.
+struct ReadErrors {
+    text: String,
+    count: usize,
+    limit: usize,
+}
+
+impl ReadErrors {
+    fn new(limit: usize) -> ReadErrors {
+        ReadErrors {
+            text: String::new(),
+            count: 0,
+            limit,
+        }
+    }
+
+    fn push(&mut self, message: impl std::fmt::Display) {
+        if self.limit == 0 || self.count < self.limit {
+            self.text.push_str(&format!("error: {message}\n"));
+        } else if self.count == self.limit {
+            self.text.push_str(crate::diag::TOO_MANY_ERRORS);
+        }
+        self.count += 1;
+    }
+}
+
 impl Plan {
+    /// Reads a member of a thin archive from `file`, as any input is read: the
+    /// file is stamped and listed among the files read.
+    fn read_member(&mut self, file: &Path, stamps: &mut Vec<Stamp>) -> Result<Bytes, InputError> {
+        let (bytes, meta) = read_path_and_metadata(file)?;
+        self.files_read.push(file.to_path_buf());
+        if meta.is_some() {
+            stamps.push(stamp_of(file, meta));
+        }
+        Ok(bytes)
+    }
+
+    /// Adds thin archive `name`, read from `path` (its bytes `data`): its members
+    /// are read from their own files, found relative to the archive's directory as
+    /// GNU ld finds them, and become units of one archive piece. A member that GNU
+    /// ar took from a normal archive is taken from that archive, read once.
+    /// Unreadable members are read errors, added to `errors`.
+    #[allow(clippy::too_many_arguments)]
+    fn add_thin(
+        &mut self,
+        name: String,
+        path: &Path,
+        data: &[u8],
+        whole: bool,
+        group: Option<u32>,
+        stamps: &mut Vec<Stamp>,
+        errors: &mut ReadErrors,
+    ) -> Result<(), Failure> {
+        let entries = archive::thin_members(data).map_err(|e| fail(format!("{name}: {e}")))?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let mut nested: std::collections::HashMap<PathBuf, Option<Bytes>> = Default::default();
+        let first = self.units.len();
+        let mut modules = Vec::new();
+        for entry in entries {
+            let file = dir.join(&entry.path);
+            let missing = |e: &dyn std::fmt::Display| {
+                format!(
+                    "{name}: member {}: {e}; a thin archive holds only the paths of its \
+                     members, relative to its own directory: restore the file or rebuild \
+                     the archive",
+                    entry.path.display()
+                )
+            };
+            modules.clear();
+            match entry.nested {
+                None => match self.read_member(&file, stamps) {
+                    Ok(bytes) => archive::split_member(
+                        format!("{name}({})", file.display()),
+                        bytes.as_slice(),
+                        &mut modules,
+                    ),
+                    Err(e) => {
+                        errors.push(missing(&e));
+                        continue;
+                    }
+                },
+                Some(offset) => {
+                    if !nested.contains_key(&file) {
+                        let read = self.read_member(&file, stamps);
+                        if let Err(e) = &read {
+                            errors.push(missing(e));
+                        }
+                        nested.insert(file.clone(), read.ok());
+                    }
+                    let Some(Some(outer)) = nested.get(&file) else {
+                        continue;
+                    };
+                    match archive::member_at(outer.as_slice(), offset) {
+                        Ok((member, bytes)) => archive::split_member(
+                            format!("{}({member})", file.display()),
+                            bytes,
+                            &mut modules,
+                        ),
+                        Err(e) => {
+                            errors.push(missing(&format!("{}: {e}", file.display())));
+                            continue;
+                        }
+                    }
+                }
+            }
+            for m in modules.drain(..) {
+                self.units.push(Unit {
+                    name: m.name,
+                    path: Some(file.clone()),
+                    bytes: Bytes::Owned(m.bytes),
+                });
+            }
+        }
+        self.pieces.push(Piece::Archive {
+            name,
+            members: (first..self.units.len()).collect(),
+            whole,
+            group,
+        });
+        Ok(())
+    }
+
     /// Adds one input: an archive's members become units of one archive piece,
     /// anything else one unit of its own.
     fn add(
@@ -464,7 +587,7 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     let mut whole = false;
     let mut group: Option<u32> = None;
     let mut groups = 0;
-    let mut errors = String::new();
+    let mut errors = ReadErrors::new(job.error_limit);
     // File identity → the name it was first given as.
     let mut seen: std::collections::HashMap<FileKey, PathBuf> = Default::default();
     for (i, spec) in job.inputs.iter().enumerate() {
@@ -503,16 +626,16 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         let (bytes, meta) = match read {
             Ok(r) => r,
             Err(e) => {
-                errors.push_str(&format!("error: {e}\n"));
+                errors.push(e);
                 continue;
             }
         };
         if !archive::is_archive(bytes.head()) && path != Path::new("-") {
             if let Some(key) = file_key(&path, meta.as_ref()) {
                 if let Some(first) = seen.get(&key) {
-                    errors.push_str(&format!(
-                        "error: {} is given twice (also as {}); each of its definitions would \
-                         be duplicated\n",
+                    errors.push(format!(
+                        "{} is given twice (also as {}); each of its definitions would be \
+                         duplicated",
                         path.display(),
                         first.display()
                     ));
@@ -529,13 +652,27 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             });
         }
         let name = path.display().to_string();
+        if archive::is_thin(bytes.head()) {
+            p.add_thin(
+                name,
+                &path,
+                bytes.as_slice(),
+                whole,
+                group,
+                stamps,
+                &mut errors,
+            )?;
+            continue;
+        }
         p.add(name, Some(path), bytes, whole, group)?;
     }
     if group.is_some() {
         return Err(fail("--start-group without --end-group"));
     }
-    if !errors.is_empty() {
-        return Err(Failure { messages: errors });
+    if errors.count > 0 {
+        return Err(Failure {
+            messages: errors.text,
+        });
     }
     if p.units.is_empty() {
         return Err(fail("no input files"));
@@ -1016,12 +1153,16 @@ fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(),
         }),
     };
     if let Some(path) = changed.get() {
-        return Err(fail(format!(
-            "input {} changed while ptxld was linking it; run the link again",
-            path.display()
-        )));
+        return Err(fail(InputError::Changed { path: path.clone() }.to_string()));
     }
-    written.map_err(cannot_write(&job.output))?;
+    written.map_err(|e| {
+        // An input the writer could not read again (cut short meanwhile) is reported
+        // as such, not as a failure to write.
+        match e.get_ref().and_then(|e| e.downcast_ref::<InputError>()) {
+            Some(input) => fail(input.to_string()),
+            None => cannot_write(&job.output)(e),
+        }
+    })?;
     if job.stats {
         o.messages.push_str(&t.stop("writing the output").render());
     }

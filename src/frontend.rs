@@ -185,12 +185,17 @@ fn parse_from_copy(id: FileId, f: &SourceFile) -> Parsed {
     if buf.len() < len {
         buf.resize(len, 0);
     }
-    // A file rewritten since it was mapped is caught by the stamp check before the
-    // output is written; if it cannot be read whole, the mapping is parsed.
-    let parsed = if pages.read_at(0, &mut buf[..len]) {
-        parse_reusing_tokens(id, &buf[..len])
-    } else {
-        parse_reusing_tokens(id, f.bytes())
+    // A file rewritten since it was opened is caught by the stamp check before the
+    // output is written. One that cannot be read whole was cut short (or cannot be
+    // read at all): its mapping holds no more (touching its pages past the new end
+    // raises SIGBUS), so the link fails here.
+    let parsed = match pages.read_at(0, &mut buf[..len]) {
+        Ok(()) => parse_reusing_tokens(id, &buf[..len]),
+        Err(e) => {
+            let mut p = parse_reusing_tokens(id, b"");
+            p.diagnostics = vec![Diagnostic::global_error(e.to_string())];
+            p
+        }
     };
     COPY.set(buf);
     parsed

@@ -1,7 +1,13 @@
 //! Reading input files.
 //!
-//! Inputs are memory-mapped with `memmap2` and never copied: the lexer, the parser
-//! and the writer all borrow the mapped bytes.
+//! Inputs of [`SMALL`] bytes and more are memory-mapped with `memmap2` and never
+//! copied: the lexer, the parser and the writer all borrow the mapped bytes (or read
+//! them again from the open file). Smaller ones are read into memory with one read:
+//! a mapping costs the process a region of its address space each, and the kernel
+//! allows a process 65,530 of them (`vm.max_map_count`), so a link of that many
+//! small inputs failed with ENOMEM; LLVM's `MemoryBuffer` maps no file under 16 KiB
+//! either (`shouldUseMmap` in llvm/lib/Support/MemoryBuffer.cpp: "We don't use mmap
+//! for small files because this can severely fragment our address space").
 //!
 //! # Why the `unsafe` map is sound enough here
 //!
@@ -19,6 +25,14 @@
 //!   is private and read-only);
 //! * nothing relies on the bytes staying the same for memory safety: every index into
 //!   the file is bounds-checked against the length taken at map time.
+//!
+//! A file cut short while it is mapped is the one case that used to end in a crash:
+//! touching a mapped page past the new end of the file raises `SIGBUS`. Every
+//! mapping is therefore entered in a registry ([`mapped_file_at`]) that a `SIGBUS`
+//! handler can search without locks or allocation; the command line's handler
+//! (`src/bin/ptxld/sigbus.rs`) reports the file as changed and exits with status 1.
+//! Reads from an open file that come up short are the same error
+//! ([`InputError::Changed`]), never a reason to look at the mapping instead.
 //!
 //! Standard input, pipes, FIFOs, character devices and container payloads are read
 //! into an owned buffer instead.
@@ -52,6 +66,10 @@ pub const MAX_PARTS: usize = 1024;
 /// How many first bytes of a mapped file [`Bytes::head`] holds.
 pub const HEAD_LEN: usize = 64;
 
+/// Regular files shorter than this are read into memory rather than mapped (module
+/// documentation); LLVM's `MemoryBuffer` draws the line at the same size.
+pub const SMALL: u64 = 16 << 10;
+
 /// The bytes of one input, either mapped or owned.
 pub enum Bytes {
     /// A read-only private mapping of a file (made when first needed if the file is
@@ -59,7 +77,8 @@ pub enum Bytes {
     /// touching the mapping, and the open file when the budget of
     /// [`keep_files_open`] allowed keeping it.
     Mapped(Mapping, Box<[u8]>, Option<std::fs::File>),
-    /// An owned buffer (standard input, empty files, extracted payloads, tests).
+    /// An owned buffer (standard input, files under [`SMALL`] bytes, extracted
+    /// payloads, tests).
     Owned(Vec<u8>),
 }
 
@@ -113,35 +132,45 @@ impl Bytes {
     }
 
     /// Reads bytes `lo..lo + buf.len()` of a mapped file kept open, without touching
-    /// the mapping; false if that is not possible (no open file, a read error, a
-    /// file shorter than the mapping).
-    pub fn read_at(&self, lo: u64, buf: &mut [u8]) -> bool {
+    /// the mapping. A file that ends before (cut short since it was opened) is
+    /// [`InputError::Changed`]; a bytes value that is no open file, or a range past
+    /// the length taken when it was opened, an [`InputError::Io`].
+    pub fn read_at(&self, lo: u64, buf: &mut [u8]) -> Result<(), InputError> {
         #[cfg(unix)]
         if let Bytes::Mapped(map, _, Some(f)) = self {
             use std::os::unix::fs::FileExt;
-            return lo + buf.len() as u64 <= map.len as u64 && f.read_exact_at(buf, lo).is_ok();
+            if lo + buf.len() as u64 > map.len as u64 {
+                return Err(map.past_the_end());
+            }
+            return f.read_exact_at(buf, lo).map_err(|e| map.read_error(e));
         }
         let _ = (lo, buf);
-        false
+        Err(not_open())
     }
 
     /// Reads the consecutive bytes from `lo` of a mapped file kept open into `parts`,
     /// in order (one `preadv`: the first part gets the first bytes, and so on), without
-    /// touching the mapping. False, with the parts' contents unspecified, if that is
-    /// not possible: no open file, a read error, a file shorter than the mapping or
-    /// than the parts, or more than [`MAX_PARTS`] parts.
+    /// touching the mapping. An error, with the parts' contents unspecified, where
+    /// that is not possible: [`InputError::Changed`] for a file that ends before the
+    /// parts are full (cut short since it was opened), [`InputError::Io`] for a read
+    /// error, no open file, a range past the length taken when it was opened, or more
+    /// than [`MAX_PARTS`] parts.
     ///
     /// # Safety
     /// Each part must be valid for writes of its length, and no part may overlap
     /// memory that anything else reads or writes meanwhile (parts may overlap each
     /// other: the kernel writes them in order).
-    pub unsafe fn read_scattered_at(&self, lo: u64, parts: &[(*mut u8, usize)]) -> bool {
+    pub unsafe fn read_scattered_at(
+        &self,
+        lo: u64,
+        parts: &[(*mut u8, usize)],
+    ) -> Result<(), InputError> {
         #[cfg(unix)]
         if let Bytes::Mapped(map, _, Some(f)) = self {
             use std::os::fd::AsRawFd;
             let total: usize = parts.iter().map(|p| p.1).sum();
             if parts.len() > MAX_PARTS || lo + total as u64 > map.len as u64 {
-                return false;
+                return Err(map.past_the_end());
             }
             thread_local! {
                 /// Each thread's `iovec` array, reused from call to call (one per
@@ -167,25 +196,32 @@ impl Bytes {
                     )
                 };
                 match n {
-                    // A regular file reads whole unless it ends first (cut short
-                    // meanwhile): the caller falls back to the mapping.
-                    n if n >= 0 => break n as usize == total,
-                    _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-                    _ => break false,
+                    // A regular file reads whole unless it ends first: it was cut
+                    // short meanwhile. Its mapping would hold no more (its pages
+                    // past the new end raise SIGBUS), so this is the end of the link.
+                    n if n >= 0 && n as usize == total => break Ok(()),
+                    n if n >= 0 => break Err(map.changed()),
+                    _ => {
+                        let e = io::Error::last_os_error();
+                        if e.kind() != io::ErrorKind::Interrupted {
+                            break Err(map.read_error(e));
+                        }
+                    }
                 }
             };
             IOV.set(iov);
             return read;
         }
         let _ = (lo, parts);
-        false
+        Err(not_open())
     }
 
     /// Appends bytes `lo..lo + len` of a mapped file kept open to `out` at its file
     /// position, inside the kernel (`copy_file_range`: page cache to page cache,
     /// never through this process's memory). `Ok(false)` when the kernel cannot copy
     /// between these files (another file system, an old kernel) and nothing was
-    /// written: the caller writes the bytes itself then.
+    /// written: the caller writes the bytes itself then. An input that ends early
+    /// (cut short since it was opened) is an error that wraps [`InputError::Changed`].
     pub fn copy_to(&self, lo: u64, len: u64, out: &std::fs::File) -> io::Result<bool> {
         #[cfg(target_os = "linux")]
         if let Bytes::Mapped(map, _, Some(f)) = self {
@@ -209,12 +245,8 @@ impl Bytes {
                     )
                 };
                 match n {
-                    0 => {
-                        return Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "an input became shorter while it was linked",
-                        ))
-                    }
+                    // The input ends early: it was cut short since it was opened.
+                    0 => return Err(io::Error::other(map.changed())),
                     n if n > 0 => {}
                     _ => {
                         let e = io::Error::last_os_error();
@@ -246,7 +278,7 @@ impl Bytes {
             if let Some(Loaded::Map(m)) = loaded.get() {
                 // SAFETY: a private read-only mapping that is never written: after
                 // MADV_DONTNEED, reads see the file's bytes again, as before.
-                let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+                let _ = unsafe { m.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
             }
         }
     }
@@ -280,7 +312,17 @@ pub enum InputError {
         /// The path as given.
         path: PathBuf,
     },
+    /// The file no longer holds what it held when it was read: it is shorter now,
+    /// or its size or modification time differ.
+    Changed {
+        /// The path as given.
+        path: PathBuf,
+    },
 }
+
+/// [`InputError::Changed`]'s message is `input NAME` and this; the `SIGBUS` handler
+/// of the command line writes it too.
+pub const CHANGED: &str = " changed while ptxld was linking it; run the link again";
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -305,6 +347,7 @@ impl fmt::Display for InputError {
                  has it open for writing: start the writer first, or pass a regular file",
                 path.display()
             ),
+            InputError::Changed { path } => write!(f, "input {}{CHANGED}", path.display()),
         }
     }
 }
@@ -315,6 +358,15 @@ impl std::error::Error for InputError {
             InputError::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+/// The error of [`Bytes::read_at`] and [`Bytes::read_scattered_at`] for bytes that
+/// are no open file (callers ask [`Bytes::is_readable_file`] first).
+fn not_open() -> InputError {
+    InputError::Io {
+        path: PathBuf::new(),
+        source: io::Error::new(io::ErrorKind::Unsupported, "not an open file"),
     }
 }
 
@@ -491,9 +543,11 @@ pub fn read_opened(path: &Path, opened: Opened) -> Result<(Bytes, Option<Metadat
         return Ok((Bytes::Owned(buf), None));
     }
     check_len(path, meta.len())?;
-    if meta.len() == 0 {
-        // Mapping an empty file fails on some systems; there is nothing to map anyway.
-        return Ok((Bytes::Owned(Vec::new()), Some(meta)));
+    if meta.len() < SMALL {
+        return Ok((
+            Bytes::Owned(read_small(&file, meta.len()).map_err(io_err)?),
+            Some(meta),
+        ));
     }
     let mut head = Vec::with_capacity(HEAD_LEN);
     (&file)
@@ -506,9 +560,9 @@ pub fn read_opened(path: &Path, opened: Opened) -> Result<(Bytes, Option<Metadat
     // nothing does. Each `mmap` took the address-space lock that the other
     // threads' page faults wait for (`perf`: `mmap` 2.8% of a link's CPU time).
     let (mapping, file) = if open_files::take_one() {
-        (Mapping::later(len), Some(file))
+        (Mapping::later(len, path), Some(file))
     } else {
-        (Mapping::now(map_file(&file, len).map_err(io_err)?), None)
+        (Mapping::map(&file, len, path).map_err(io_err)?, None)
     };
     Ok((
         Bytes::Mapped(mapping, head.into_boxed_slice(), file),
@@ -561,6 +615,25 @@ fn read_stream(
     Ok(buf)
 }
 
+/// The `len` bytes of a small file, read with one `read` as a rule (more only if
+/// the kernel returns fewer bytes, as it may when interrupted). A file cut short
+/// since its length was taken gives fewer bytes: its stamp, taken with that length,
+/// fails the link before the output is written.
+fn read_small(file: &std::fs::File, len: u64) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0; len as usize];
+    let mut n = 0;
+    while n < buf.len() {
+        match (&*file).read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(n);
+    Ok(buf)
+}
+
 /// Maps `len` bytes of `file`.
 fn map_file(file: &std::fs::File, len: usize) -> io::Result<Mmap> {
     // SAFETY: see the module documentation: read-only private mapping of a file this
@@ -573,12 +646,14 @@ fn map_file(file: &std::fs::File, len: usize) -> io::Result<Mmap> {
 /// The mapping of a file of known length, made now or when first asked for.
 pub struct Mapping {
     len: usize,
+    /// The path as given, for messages.
+    path: Box<Path>,
     loaded: std::sync::OnceLock<Loaded>,
 }
 
 /// What a [`Mapping`] holds once made.
 enum Loaded {
-    Map(Mmap),
+    Map(Registered),
     /// The file read into memory, where mapping it later failed; or zeros where
     /// that failed too (a file cut short meanwhile: the changed-input check refuses
     /// to write the output then, and every span stays in bounds).
@@ -586,18 +661,19 @@ enum Loaded {
 }
 
 impl Mapping {
-    /// A mapping made already.
-    pub fn now(map: Mmap) -> Mapping {
-        let loaded = std::sync::OnceLock::new();
-        let len = map.len();
-        let _ = loaded.set(Loaded::Map(map));
-        Mapping { len, loaded }
+    /// Maps `len` bytes of `file`, read from `path`, now.
+    pub fn map(file: &std::fs::File, len: usize, path: &Path) -> io::Result<Mapping> {
+        let map = map_file(file, len)?;
+        let mapping = Mapping::later(len, path);
+        let _ = mapping.loaded.set(Loaded::Map(Registered::new(map, path)));
+        Ok(mapping)
     }
 
     /// A mapping to make from the open file when first asked for.
-    fn later(len: usize) -> Mapping {
+    fn later(len: usize, path: &Path) -> Mapping {
         Mapping {
             len,
+            path: path.into(),
             loaded: std::sync::OnceLock::new(),
         }
     }
@@ -609,7 +685,7 @@ impl Mapping {
                 return Loaded::Copy(vec![0; self.len].into_boxed_slice());
             };
             if let Ok(map) = map_file(file, self.len) {
-                return Loaded::Map(map);
+                return Loaded::Map(Registered::new(map, &self.path));
             }
             let mut buf = vec![0; self.len];
             #[cfg(unix)]
@@ -620,9 +696,146 @@ impl Mapping {
             Loaded::Copy(buf.into_boxed_slice())
         });
         match loaded {
-            Loaded::Map(m) => m,
+            Loaded::Map(m) => &m.map,
             Loaded::Copy(b) => b,
         }
+    }
+
+    /// The error of a file that ended before the bytes asked for.
+    fn changed(&self) -> InputError {
+        InputError::Changed {
+            path: self.path.to_path_buf(),
+        }
+    }
+
+    /// The error of a failed read: a file that ended early changed; other errors
+    /// are the operating system's.
+    fn read_error(&self, e: io::Error) -> InputError {
+        match e.kind() {
+            io::ErrorKind::UnexpectedEof => self.changed(),
+            _ => InputError::Io {
+                path: self.path.to_path_buf(),
+                source: e,
+            },
+        }
+    }
+
+    /// The error of a read past the length the file had when it was opened.
+    fn past_the_end(&self) -> InputError {
+        InputError::Io {
+            path: self.path.to_path_buf(),
+            source: io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "read past the end of the input",
+            ),
+        }
+    }
+}
+
+/// A mapping entered in the registry of [`mapped_file_at`], and taken out of it
+/// before it is unmapped.
+struct Registered {
+    map: Mmap,
+    entry: &'static registry::Entry,
+}
+
+impl Registered {
+    fn new(map: Mmap, path: &Path) -> Registered {
+        let entry = registry::enter(map.as_ptr() as usize, map.len(), path);
+        Registered { map, entry }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        // Before the field `map` is dropped (unmapped): the same addresses may be
+        // mapped again for something else.
+        self.entry.leave();
+    }
+}
+
+/// The input mapped at address `addr` of this process, if any: its path as given,
+/// as a C string (Unix: the path's bytes). Async-signal-safe (atomic loads and
+/// reads of memory never freed; no lock, no allocation), for a `SIGBUS` handler:
+/// the kernel raises `SIGBUS` at an address of a file's mapping past the end of the
+/// file, which happens when a file is cut short while it is mapped.
+pub fn mapped_file_at(addr: usize) -> Option<&'static std::ffi::CStr> {
+    registry::find(addr)
+}
+
+/// The registry of mappings: a list, newest first, of entries that are never freed
+/// (so that a signal handler may read any entry it reaches at any time). An entry is
+/// pushed with one compare-and-swap when a file is mapped and marked dead when it
+/// is unmapped; a mapping costs one entry of about 40 bytes plus its path for the
+/// life of the process. A link maps few files (the writer reads inputs kept open
+/// with `pread`; only files beyond the open-file budget or pieces over 16 MiB are
+/// mapped), at most one mapping per input and target.
+mod registry {
+    use std::ffi::CStr;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+    pub struct Entry {
+        lo: usize,
+        hi: usize,
+        name: &'static CStr,
+        live: AtomicBool,
+        /// The entry pushed before this one; set before this one is published.
+        next: *const Entry,
+    }
+
+    // SAFETY: `next` points to an entry that is never freed nor changed after it was
+    // published; every other field is immutable or atomic.
+    unsafe impl Sync for Entry {}
+
+    static HEAD: AtomicPtr<Entry> = AtomicPtr::new(std::ptr::null_mut());
+
+    /// Enters the mapping of `len` bytes at `lo` of the file `path`.
+    pub fn enter(lo: usize, len: usize, path: &Path) -> &'static Entry {
+        #[cfg(unix)]
+        let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec();
+        #[cfg(not(unix))]
+        let bytes = path.display().to_string().into_bytes();
+        // A path holds no NUL byte (no file could be opened by it otherwise).
+        let name = std::ffi::CString::new(bytes).unwrap_or_default();
+        let entry = Box::into_raw(Box::new(Entry {
+            lo,
+            hi: lo + len,
+            name: Box::leak(name.into_boxed_c_str()),
+            live: AtomicBool::new(true),
+            next: std::ptr::null(),
+        }));
+        let mut head = HEAD.load(Ordering::Acquire);
+        loop {
+            // SAFETY: `entry` is not published yet: this thread alone holds it.
+            unsafe { (*entry).next = head };
+            match HEAD.compare_exchange_weak(head, entry, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(now) => head = now,
+            }
+        }
+        // SAFETY: never freed.
+        unsafe { &*entry }
+    }
+
+    impl Entry {
+        /// Marks the mapping unmapped (before it is).
+        pub fn leave(&self) {
+            self.live.store(false, Ordering::Release);
+        }
+    }
+
+    /// The name of the live mapping that holds `addr`, newest first.
+    pub fn find(addr: usize) -> Option<&'static CStr> {
+        let mut at = HEAD.load(Ordering::Acquire).cast_const();
+        // SAFETY: entries are never freed, and published only once complete.
+        while let Some(e) = unsafe { at.as_ref() } {
+            if (e.lo..e.hi).contains(&addr) && e.live.load(Ordering::Acquire) {
+                return Some(e.name);
+            }
+            at = e.next;
+        }
+        None
     }
 }
 
@@ -765,7 +978,7 @@ mod tests {
         assert!(bytes.is_readable_file());
         for (lo, len) in [(0, 1), (7, 4096), (1000, 150_000), (0, 200_000)] {
             let mut plain = vec![0; len];
-            assert!(bytes.read_at(lo as u64, &mut plain));
+            bytes.read_at(lo as u64, &mut plain).unwrap();
             assert_eq!(plain, &text[lo..lo + len]);
             // Three parts: the first third, a skipped third, the rest.
             let (a, b) = (len / 3, len / 3);
@@ -777,14 +990,86 @@ mod tests {
                 (got[a..].as_mut_ptr(), len - a - b),
             ];
             // SAFETY: the parts are distinct ranges of two live buffers.
-            assert!(unsafe { bytes.read_scattered_at(lo as u64, &parts) });
+            unsafe { bytes.read_scattered_at(lo as u64, &parts) }.unwrap();
             assert_eq!(got[..a], plain[..a]);
             assert_eq!(got[a..], plain[a + b..]);
         }
         let mut two = [0u8; 2];
         // SAFETY: as above.
-        assert!(!unsafe { bytes.read_scattered_at(199_999, &[(two.as_mut_ptr(), 2)]) });
+        let past = unsafe { bytes.read_scattered_at(199_999, &[(two.as_mut_ptr(), 2)]) };
+        assert!(matches!(past, Err(InputError::Io { .. })));
         drop(bytes);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file cut short after it was opened: reads of bytes it no longer has are
+    /// the changed-input error (they used to fall back to the mapping, whose pages
+    /// past the new end raise SIGBUS).
+    #[test]
+    fn reads_of_a_file_cut_short_are_a_changed_input() {
+        let dir = std::env::temp_dir().join(format!("ptxld-cut-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.ptx");
+        std::fs::write(&path, vec![b'x'; 50_000]).unwrap();
+        keep_files_open(64);
+        let bytes = read_path(&path).unwrap();
+        assert!(bytes.is_readable_file());
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(20_000)
+            .unwrap();
+        let changed = |r: Result<(), InputError>| matches!(r, Err(InputError::Changed { path: p }) if p == path);
+        let mut buf = vec![0u8; 10_000];
+        bytes.read_at(5_000, &mut buf).unwrap();
+        assert!(changed(bytes.read_at(15_000, &mut buf)));
+        let parts = [
+            (buf.as_mut_ptr(), 4_000),
+            (buf[4_000..].as_mut_ptr(), 6_000),
+        ];
+        // SAFETY: two distinct ranges of a live buffer.
+        assert!(changed(unsafe { bytes.read_scattered_at(12_000, &parts) }));
+        let message = bytes.read_at(15_000, &mut buf).unwrap_err().to_string();
+        assert!(message.ends_with(" changed while ptxld was linking it; run the link again"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every mapping is in the registry of `mapped_file_at` while it lasts, by the
+    /// path it was read from, and out of it once unmapped.
+    #[test]
+    fn mappings_are_registered_while_they_last() {
+        let dir = std::env::temp_dir().join(format!("ptxld-registry-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("large.ptx");
+        let len = 70_000;
+        std::fs::write(&path, vec![b'l'; len]).unwrap();
+        let bytes = read_path(&path).unwrap();
+        assert!(matches!(bytes, Bytes::Mapped(..)));
+        let at = bytes.as_slice().as_ptr() as usize;
+        let name = |addr| mapped_file_at(addr).and_then(|n| n.to_str().ok());
+        for addr in [at, at + len - 1] {
+            assert_eq!(name(addr), path.to_str());
+        }
+        assert_ne!(name(at + len), path.to_str());
+        drop(bytes);
+        assert_ne!(name(at), path.to_str());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Files under `SMALL` bytes are read into memory, with their metadata (for the
+    /// changed-input stamp); from `SMALL` bytes on they are mapped.
+    #[test]
+    fn small_files_are_read_into_memory() {
+        let dir = std::env::temp_dir().join(format!("ptxld-small-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (small, large) = (dir.join("small.ptx"), dir.join("large.ptx"));
+        std::fs::write(&small, vec![b's'; SMALL as usize - 1]).unwrap();
+        std::fs::write(&large, vec![b'l'; SMALL as usize]).unwrap();
+        let (bytes, meta) = read_path_and_metadata(&small).unwrap();
+        assert!(matches!(&bytes, Bytes::Owned(v) if v == &vec![b's'; SMALL as usize - 1]));
+        assert_eq!(meta.map(|m| m.len()), Some(SMALL - 1));
+        assert!(matches!(read_path(&large).unwrap(), Bytes::Mapped(..)));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -519,10 +519,34 @@ impl Declarator {
     }
 }
 
-/// The number of elements of an array of dimensions `dims`, if every one is known.
+/// The number of elements of an array of dimensions `dims`, if every one is known
+/// and the count fits 64 bits.
 fn element_count(dims: &[Option<u64>]) -> Option<u64> {
-    dims.iter()
-        .try_fold(1u64, |acc, d| d.and_then(|d| acc.checked_mul(d)))
+    let known: Option<Vec<u64>> = dims.iter().copied().collect();
+    product(1, &known?)
+}
+
+/// `first` times every one of `factors`, checked: `None` if it does not fit 64
+/// bits, unless a factor is zero (the product is zero then, however large the
+/// others).
+fn product(first: u64, factors: &[u64]) -> Option<u64> {
+    if factors.contains(&0) {
+        return Some(0);
+    }
+    factors.iter().try_fold(first, |acc, &d| acc.checked_mul(d))
+}
+
+/// The bytes of one element of type `ty` with vector width `vector`: at least one
+/// (`.pred` and the 4-bit types take a byte).
+pub fn element_bytes(ty: Type, vector: Option<u8>) -> u64 {
+    (u64::from(ty.bits) / 8).max(1) * u64::from(vector.unwrap_or(1))
+}
+
+/// The size in bytes of an array of dimensions `dims` of elements of `elem` bytes,
+/// counting unknown (`[]`) dimensions as one; `None` if it does not fit 64 bits.
+pub fn known_size(elem: u64, dims: &[Option<u64>]) -> Option<u64> {
+    let known: Vec<u64> = dims.iter().flatten().copied().collect();
+    product(elem, &known)
 }
 
 /// A variable initializer.
@@ -1035,6 +1059,26 @@ mod tests {
         assert_eq!(array.element_count(), Some(24));
         let open = Param::new(spec, span, vec![None], span);
         assert!(open.is_array() && open.element_count().is_none());
+    }
+
+    /// Sizes are checked: a product past 64 bits is `None`, not a wrapped number
+    /// (`.b32 x[4611686018427387905]` wrapped to 4 bytes), unless a dimension is
+    /// zero.
+    #[test]
+    fn sizes_are_checked() {
+        let b32 = Type::from_directive(b".b32").unwrap();
+        assert_eq!(element_bytes(b32, Some(4)), 16);
+        assert_eq!(
+            known_size(4, &[Some(4611686018427387904 - 1)]),
+            Some(u64::MAX - 3)
+        );
+        assert_eq!(known_size(4, &[Some(4611686018427387905)]), None);
+        assert_eq!(known_size(1, &[Some(1 << 32), Some(1 << 32)]), None);
+        assert_eq!(known_size(8, &[Some(1 << 62), Some(4), Some(0)]), Some(0));
+        assert_eq!(known_size(8, &[None, Some(3)]), Some(24));
+        assert_eq!(element_count(&[Some(1 << 32), Some(1 << 32)]), None);
+        assert_eq!(element_count(&[Some(1 << 62), Some(4), Some(0)]), Some(0));
+        assert_eq!(element_count(&[Some(2), None]), None);
     }
 
     /// One declaration or several: indexing, iteration and `first` see them in the

@@ -1,15 +1,17 @@
 //! Compatibility of declarations across modules: variable sizes and function
 //! prototypes, by PTX's type compatibility (ISA 5.2.1; linking-rules.md §6, §7).
 
-use crate::ir::{Declarator, Param, Signature, Type, TypeClass, TypeSpec};
+use crate::ir::{element_bytes, Declarator, Param, Signature, Type, TypeClass, TypeSpec};
 
 /// Size of a variable in bytes; `None` for unsized (`[]`) and opaque variables.
+/// Checked: a size that does not fit 64 bits would be `None` too, but the parser
+/// refuses such a declaration (`size too large`), so none reaches the linker.
 pub(crate) fn var_size(spec: &TypeSpec, decl: &Declarator) -> Option<u64> {
     if spec.ty.is_opaque() {
         return None;
     }
-    let elem = (u64::from(spec.ty.bits) / 8).max(1) * u64::from(spec.vector.unwrap_or(1));
-    decl.element_count().map(|n| n * elem)
+    decl.element_count()?
+        .checked_mul(element_bytes(spec.ty, spec.vector))
 }
 
 /// Two fundamental types of the same size are compatible when they have the same

@@ -456,20 +456,20 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ptxld-rope-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("m.ptx");
-        std::fs::write(&path, b"0123456789abcdef").unwrap();
+        // Padded to be mapped and kept open (smaller files are read into memory).
+        let mut text = b"0123456789abcdef".to_vec();
+        text.resize(20_000, b' ');
+        std::fs::write(&path, text).unwrap();
         // Budget for this file (and any other test reading files meanwhile).
         crate::input::keep_files_open(64);
         let open = crate::input::read_path(&path).unwrap();
         assert!(open.is_readable_file());
         // Without an open file, the writer reads the mapping.
         let mapped_only = {
-            // SAFETY: a private read-only mapping of a file no one writes meanwhile.
-            let map = unsafe { memmap2::Mmap::map(&std::fs::File::open(&path).unwrap()) };
-            Bytes::Mapped(
-                crate::input::Mapping::now(map.unwrap()),
-                Box::default(),
-                None,
-            )
+            let file = std::fs::File::open(&path).unwrap();
+            let len = file.metadata().unwrap().len() as usize;
+            let map = crate::input::Mapping::map(&file, len, &path).unwrap();
+            Bytes::Mapped(map, Box::default(), None)
         };
         let mut kept = KeptText::default();
         kept.keep(open.as_slice(), crate::source::Span::new(10, 13));
@@ -500,7 +500,7 @@ mod tests {
             // The three pieces of the file, with short gaps between them, are read
             // with one `preadv` (when the file is open).
             let mut asm = Assembler::new(&r, &srcs, false);
-            assert!(matches!(asm.next(Vec::new()), Some(Chunk::Bytes(b)) if b == want));
+            assert!(matches!(asm.next(Vec::new()), Some(Ok(Chunk::Bytes(b))) if b == want));
             assert_eq!(asm.filler.file_reads, usize::from(file.is_readable_file()));
             for threads in [1, 2] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();

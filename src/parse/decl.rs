@@ -2,9 +2,43 @@
 
 use super::cursor::{Cursor, PResult};
 use super::expr::initializer;
-use crate::ir::{Declarator, Param, ParamSpec, PtrAttr, StateSpace, Type, TypeSpec};
+use crate::ir::{
+    element_bytes, known_size, Declarator, Param, ParamSpec, PtrAttr, StateSpace, Type, TypeSpec,
+};
 use crate::lexer::TokenKind;
 use crate::source::Span;
+
+/// The largest `.align` ptxas accepts (12.9; `.align 4294967296` is "Constant
+/// overflow" there, 2^31 is taken): the largest power of two of 32 bits.
+const MAX_ALIGN: u64 = 1 << 31;
+
+/// Refuses a declaration of `name` whose size in bytes does not fit 64 bits: it
+/// would wrap (ptxas gives `.b32 x[4611686018427387905]` 4 bytes), and a variable
+/// of 2^64 + 4 bytes would then bind to a 4-byte extern. Unknown (`[]`) dimensions
+/// count as one.
+pub(crate) fn check_size(
+    c: &mut Cursor,
+    ty: Type,
+    vector: Option<u8>,
+    dims: &[Option<u64>],
+    at: Span,
+) -> PResult<()> {
+    let elem = element_bytes(ty, vector);
+    if known_size(elem, dims).is_some() {
+        return Ok(());
+    }
+    let shown: String = dims
+        .iter()
+        .map(|d| d.map_or("[]".to_string(), |n| format!("[{n}]")))
+        .collect();
+    Err(c.error(
+        at,
+        format!(
+            "size too large: {shown} elements of {elem} bytes make 2^64 bytes or more; \
+             no object can be that large"
+        ),
+    ))
+}
 
 /// Parses the directives before a declared name: state space, `.align`, vector,
 /// type, `.ptr` attributes, `.attribute(.managed)`, in any order producers use.
@@ -30,8 +64,14 @@ pub(crate) fn type_spec(c: &mut Cursor, mut space: Option<StateSpace>) -> PResul
         if text == b".align" {
             c.bump();
             let (n, span) = c.expect_int("an alignment after `.align`")?;
-            if !n.is_power_of_two() || n > u32::MAX as u64 {
+            if !n.is_power_of_two() {
                 return Err(c.error(span, format!("alignment {n} is not a power of two")));
+            }
+            if n > MAX_ALIGN {
+                return Err(c.error(
+                    span,
+                    format!("alignment {n} is too large: ptxas accepts at most {MAX_ALIGN} (2^31)"),
+                ));
             }
             match &mut ptr {
                 Some(p) => p.align = Some(n as u32),
@@ -195,6 +235,7 @@ pub(crate) fn param_list(c: &mut Cursor, params: &mut Vec<Param>) -> PResult<()>
         };
         let spec = type_spec(c, Some(space))?;
         let decl = declarator(c, false)?;
+        check_size(c, spec.ty, spec.vector, &decl.dims, decl.span)?;
         let span = start.to(c.after_prev());
         params.push(Param::new(
             ParamSpec::from(&spec),

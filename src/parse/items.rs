@@ -1,7 +1,7 @@
 //! Module-scope items: header directives, variables, functions, debug sections.
 
 use super::cursor::{Cursor, PResult, Reported};
-use super::decl::{declarator, param_list, type_spec};
+use super::decl::{check_size, declarator, param_list, type_spec};
 use super::expr::expr;
 use crate::ir::{
     Arch, Body, FileDirective, FuncDecl, FuncDirective, FuncKind, Header, Item, ItemKind, Linkage,
@@ -500,7 +500,9 @@ fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
     // declarators never used in the x1 benchmark link).
     let mut declarators = Vec::with_capacity(1);
     loop {
-        declarators.push(declarator(c, true)?);
+        let decl = declarator(c, true)?;
+        check_size(c, spec.ty, spec.vector, &decl.dims, decl.span)?;
+        declarators.push(decl);
         if !c.eat_punct(b",") {
             break;
         }

@@ -6,6 +6,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use anyhow::anyhow;
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 
@@ -52,12 +53,12 @@ pub enum Parsed {
     Print(Vec<u8>),
 }
 
-/// A usage error, rendered (without the `ptxld: ` prefix).
-pub type Error = String;
+/// A usage error: its message, without the `ptxld: error: ` the command prints first.
+pub type Error = anyhow::Error;
 
 /// Understands `args` (without the program name).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
-    let (args, rsp_files) = rsp::expand(args).map_err(|e| format!("error: {e}"))?;
+    let (args, rsp_files) = rsp::expand(args).map_err(anyhow::Error::msg)?;
     let args = cli::normalize(args);
     let matches = match cli::command()
         .try_get_matches_from(std::iter::once(OsString::from("ptxld")).chain(args))
@@ -69,7 +70,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
                 DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => {
                     Ok(Parsed::Print(e.render().to_string().into_bytes()))
                 }
-                _ => Err(e.render().to_string().trim_end().to_string()),
+                _ => {
+                    let text = e.render().to_string();
+                    let text = text.trim_end();
+                    Err(anyhow!("{}", text.strip_prefix("error: ").unwrap_or(text)))
+                }
             };
         }
     };
@@ -95,21 +100,23 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
                 PARSE => " (it is a mode of its own)",
                 _ => "",
             };
-            return Err(format!(
-                "error: {} does not apply to {mode_name}{only}; see ptxld --help",
+            return Err(anyhow!(
+                "{} does not apply to {mode_name}{only}; see ptxld --help",
                 spelling(o)
             ));
         }
     }
     if mode == ALONE {
         if given(m, INPUTS) {
-            return Err("error: --generate takes no inputs".into());
+            return Err(anyhow!("--generate takes no inputs"));
         }
         let what: &String = m.get_one("generate").expect("given");
         return Ok(Parsed::Print(crate::generate::generate(what)));
     }
     if given(m, "syntax-only") && given(m, "print-symbols") {
-        return Err("error: --syntax-only and --print-symbols are two modes; give one".into());
+        return Err(anyhow!(
+            "--syntax-only and --print-symbols are two modes; give one"
+        ));
     }
     let mut job = Job::new("");
     job.extra_deps = rsp_files;
@@ -124,7 +131,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         .filter(|i| matches!(i, InputSpec::File(_) | InputSpec::Lib(_)))
         .count();
     if inputs == 0 {
-        return Err("error: no input files (see ptxld --help)".into());
+        return Err(anyhow!("no input files (see ptxld --help)"));
     }
     let threads = last_number("threads").map(|&n| thread_count(n, inputs));
     let error_limit = job.error_limit;
@@ -132,8 +139,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let mode = match mode {
         PARSE => {
             if job.inputs.iter().any(|i| !matches!(i, InputSpec::File(_))) {
-                return Err(format!(
-                    "error: {mode_name} takes files, not library options (-l, groups, \
+                return Err(anyhow!(
+                    "{mode_name} takes files, not library options (-l, groups, \
                      --whole-archive)"
                 ));
             }
@@ -146,7 +153,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         CHECK => {
             link_options(m, &mut job);
             if job.archs.len() > 1 {
-                return Err("error: ptxld check takes one --arch".into());
+                return Err(anyhow!("ptxld check takes one --arch"));
             }
             let json = m.get_one::<String>("format").is_some_and(|f| f == "json");
             Mode::Check {
@@ -159,9 +166,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
             match m.get_one::<PathBuf>("output") {
                 Some(o) => job.output = o.clone(),
                 None => {
-                    return Err("error: no output file: use -o FILE (or -o - for standard \
+                    return Err(anyhow!(
+                        "no output file: use -o FILE (or -o - for standard \
                                 output); see ptxld --help"
-                        .into())
+                    ))
                 }
             }
             Mode::Link(Box::new(job))
@@ -290,7 +298,7 @@ mod tests {
 
     /// What a command line parses to, as text (for comparing two parses).
     fn parsed(args: &[&str]) -> Result<String, String> {
-        match parse(os(args))? {
+        match parse(os(args)).map_err(|e| format!("{e:#}"))? {
             Parsed::Run(o) => Ok(format!("{o:?}")),
             Parsed::Print(text) => Ok(String::from_utf8_lossy(&text).into_owned()),
         }

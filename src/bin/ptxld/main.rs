@@ -19,6 +19,8 @@ mod generate;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod huge_pages;
 mod rsp;
+#[cfg(unix)]
+mod sigbus;
 mod signals;
 
 use args::{Mode, Options, Parsed};
@@ -151,8 +153,8 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Err(message) => {
-            to_stderr(&format!("{message}\n"));
+        Err(e) => {
+            to_stderr(&format!("error: {e:#}\n"));
             return ExitCode::from(1);
         }
     };
@@ -184,6 +186,9 @@ fn main() -> ExitCode {
     ptxld::input::keep_files_open(options.inputs);
     // SIGINT, SIGTERM or SIGHUP while the output is being written leave no temporary.
     signals::install();
+    // An input cut short while mapped fails the link instead of crashing it.
+    #[cfg(unix)]
+    sigbus::install();
     let success = run(options);
     #[cfg(target_os = "linux")]
     if let Some(r) = reporter {

@@ -173,10 +173,12 @@ impl<'r, 'a> Filler<'r, 'a> {
     }
 
     /// The chunk `plan` describes, its bytes in `buf` (whose contents are dropped).
-    pub fn fill(&mut self, plan: Plan, mut buf: Vec<u8>) -> Chunk {
+    /// An error if an input cannot be read (one cut short since it was opened: the
+    /// error wraps [`crate::input::InputError::Changed`]).
+    pub fn fill(&mut self, plan: Plan, mut buf: Vec<u8>) -> io::Result<Chunk> {
         let (chunk, at, count, len) = match plan {
-            Plan::Copy(p) => return Chunk::Copy(p),
-            Plan::Mapped(p) => return Chunk::Mapped(p),
+            Plan::Copy(p) => return Ok(Chunk::Copy(p)),
+            Plan::Mapped(p) => return Ok(Chunk::Mapped(p)),
             Plan::Bytes {
                 chunk,
                 at,
@@ -211,18 +213,28 @@ impl<'r, 'a> Filler<'r, 'a> {
             filled += n;
         }
         debug_assert_eq!(filled, len);
-        self.read_files(&mut buf);
+        self.read_files(&mut buf)?;
         // SAFETY: every byte below `filled` was copied above or read by
-        // `read_files`, which fills every read's place.
+        // `read_files`, which fills every read's place when it succeeds.
         unsafe { buf.set_len(filled) };
-        Chunk::Bytes(buf)
+        Ok(Chunk::Bytes(buf))
     }
 
     /// Fills the places of this chunk's file reads: each group of reads of one
-    /// file that follow each other in it (with short gaps) in one `preadv`, or
-    /// from the file's mapping where that fails.
-    fn read_files(&mut self, buf: &mut Vec<u8>) {
-        let reads = std::mem::take(&mut self.reads);
+    /// file that follow each other in it (with short gaps) in one `preadv`. A read
+    /// that fails is an error, never a reason to read the file's mapping instead: a
+    /// file cut short has no more bytes there, and its pages past the new end
+    /// raise SIGBUS.
+    fn read_files(&mut self, buf: &mut Vec<u8>) -> io::Result<()> {
+        let mut reads = std::mem::take(&mut self.reads);
+        let result = self.read_groups(&reads, buf);
+        self.parts.clear();
+        reads.clear();
+        self.reads = reads;
+        result
+    }
+
+    fn read_groups(&mut self, reads: &[Read], buf: &mut Vec<u8>) -> io::Result<()> {
         let base = buf.as_mut_ptr();
         let gap = self.gap.as_mut_ptr();
         let mut i = 0;
@@ -249,28 +261,17 @@ impl<'r, 'a> Filler<'r, 'a> {
                 end = r.lo + r.len as u64;
                 j += 1;
             }
-            let src = self.srcs[first.module as usize];
-            self.file_reads += 1;
-            // SAFETY: the places are distinct ranges of the buffer's spare capacity
-            // and the scratch buffer, which nothing else uses meanwhile.
-            let read = src
-                .pages
-                .is_some_and(|f| unsafe { f.read_scattered_at(first.lo, &self.parts) });
-            if !read {
-                // From the mapping (a file that cannot be read whole, or none open).
-                for r in &reads[i..j] {
-                    let bytes = &src.src.get()[r.lo as usize..r.lo as usize + r.len];
-                    // SAFETY: as above; the mapping is not the buffer.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(r.at), r.len);
-                    }
-                }
+            // Only pieces of files kept open are read here (`Rope::in_file`).
+            if let Some(file) = self.srcs[first.module as usize].pages {
+                self.file_reads += 1;
+                // SAFETY: the places are distinct ranges of the buffer's spare
+                // capacity and the scratch buffer, which nothing else uses meanwhile.
+                unsafe { file.read_scattered_at(first.lo, &self.parts) }
+                    .map_err(io::Error::other)?;
             }
             i = j;
         }
-        self.parts.clear();
-        self.reads = reads;
-        self.reads.clear();
+        Ok(())
     }
 }
 
@@ -289,7 +290,7 @@ impl<'r, 'a> Assembler<'r, 'a> {
     }
 
     /// The next chunk, filled in `buf` when it is bytes; `None` after the last.
-    pub fn next(&mut self, buf: Vec<u8>) -> Option<Chunk> {
+    pub fn next(&mut self, buf: Vec<u8>) -> Option<io::Result<Chunk>> {
         let plan = self.planner.plan()?;
         Some(self.filler.fill(plan, buf))
     }
@@ -302,8 +303,9 @@ struct Shared<'r, 'a> {
     /// How many chunks were written, and how many filled.
     written: AtomicUsize,
     filled: AtomicUsize,
-    /// Filled chunks waiting to be written: chunk `k` in slot `k % AHEAD`.
-    slots: Vec<Mutex<Option<Chunk>>>,
+    /// Filled chunks (or the error that stopped filling one) waiting to be
+    /// written: chunk `k` in slot `k % AHEAD`.
+    slots: Vec<Mutex<Option<io::Result<Chunk>>>>,
     /// Buffers to fill again.
     spare: Mutex<Vec<Vec<u8>>>,
     /// Set when the writer stopped early (a write failed).
@@ -359,7 +361,7 @@ impl Shared<'_, '_> {
     }
 
     /// Takes chunk `k` from its slot if it is filled.
-    fn take(&self, k: usize) -> Option<Chunk> {
+    fn take(&self, k: usize) -> Option<io::Result<Chunk>> {
         self.slots[k % AHEAD]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -385,6 +387,7 @@ pub(super) fn pipeline(
         let mut asm = Assembler::new(rope, srcs, copying);
         let mut buf = Vec::new();
         while let Some(chunk) = asm.next(buf) {
+            let chunk = chunk?;
             write_chunk(&chunk)?;
             buf = match chunk {
                 Chunk::Bytes(b) => b,
@@ -440,6 +443,7 @@ pub(super) fn pipeline(
             let mut next = 0;
             loop {
                 if let Some(chunk) = shared.take(next) {
+                    let chunk = chunk?;
                     write_chunk(&chunk)?;
                     next += 1;
                     shared.written.store(next, Ordering::Release);
@@ -514,7 +518,7 @@ impl Waiting {
 #[cfg(test)]
 pub(super) fn chunks(rope: &Rope, srcs: &[ModuleText<'_>], copying: bool) -> Vec<Chunk> {
     let mut asm = Assembler::new(rope, srcs, copying);
-    std::iter::from_fn(|| asm.next(Vec::new())).collect()
+    std::iter::from_fn(|| asm.next(Vec::new()).map(Result::unwrap)).collect()
 }
 
 #[cfg(test)]
@@ -612,7 +616,7 @@ mod tests {
         );
         let mut asm = Assembler::new(&r, &srcs, false);
         let mut got = Vec::new();
-        while let Some(Chunk::Bytes(b)) = asm.next(Vec::new()) {
+        while let Some(Ok(Chunk::Bytes(b))) = asm.next(Vec::new()) {
             assert!(b.len() <= CHUNK);
             got.extend_from_slice(&b);
         }
@@ -745,7 +749,7 @@ mod tests {
         }
         let want = r.to_vec(&srcs);
         let mut asm = Assembler::new(&r, &srcs, false);
-        assert!(matches!(asm.next(Vec::new()), Some(Chunk::Bytes(b)) if b == want));
+        assert!(matches!(asm.next(Vec::new()), Some(Ok(Chunk::Bytes(b))) if b == want));
         // Two parts per piece (a gap and the piece), at most 1,024 per read.
         assert_eq!(asm.filler.file_reads, 3_000usize.div_ceil(MAX_PARTS / 2));
         std::fs::remove_dir_all(dir).unwrap();
@@ -755,7 +759,8 @@ mod tests {
     /// bytes: kept copies and sources without files mix with read pieces.
     #[test]
     fn pieces_without_an_open_file_come_from_the_bytes() {
-        let (dir, open) = files("bytes", &[text(10_000, 6)]);
+        // Large enough to be mapped and kept open (smaller files are read).
+        let (dir, open) = files("bytes", &[text(20_000, 6)]);
         let plain: &[u8] = b"0123456789";
         let mut kept = KeptText::default();
         kept.keep(plain, crate::source::Span::new(2, 6));
@@ -782,7 +787,7 @@ mod tests {
         r.push_src(0, 20, 30);
         let want = r.to_vec(&srcs);
         let mut asm = Assembler::new(&r, &srcs, false);
-        assert!(matches!(asm.next(Vec::new()), Some(Chunk::Bytes(b)) if b == want));
+        assert!(matches!(asm.next(Vec::new()), Some(Ok(Chunk::Bytes(b))) if b == want));
         assert!(asm.next(Vec::new()).is_none());
         assert_eq!(asm.filler.file_reads, 1);
         std::fs::remove_dir_all(dir).unwrap();

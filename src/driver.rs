@@ -492,13 +492,18 @@ impl Plan {
                 });
             }
         }
+        self.close_archive(name, first, whole, group);
+        Ok(())
+    }
+
+    /// Makes the units from `first` on the members of archive `name`.
+    fn close_archive(&mut self, name: String, first: usize, whole: bool, group: Option<u32>) {
         self.pieces.push(Piece::Archive {
             name,
             members: (first..self.units.len()).collect(),
             whole,
             group,
         });
-        Ok(())
     }
 
     /// Adds one input: an archive's members become units of one archive piece,
@@ -526,12 +531,7 @@ impl Plan {
                 bytes: Bytes::Owned(m.bytes),
             });
         }
-        self.pieces.push(Piece::Archive {
-            name,
-            members: (first..self.units.len()).collect(),
-            whole,
-            group,
-        });
+        self.close_archive(name, first, whole, group);
         Ok(())
     }
 }

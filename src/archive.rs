@@ -162,7 +162,7 @@ pub fn thin_members(data: &[u8]) -> Result<Vec<ThinMember>, String> {
             return Err(format!("member at offset {} has no name", at - HEADER));
         }
         out.push(ThinMember {
-            path: path_of(name),
+            path: crate::path_bytes::from_bytes(name).into(),
             nested,
         });
     }
@@ -193,17 +193,6 @@ fn decimal(field: &[u8]) -> Option<u64> {
         let d = (b as char).to_digit(10)?;
         n.checked_mul(10)?.checked_add(u64::from(d))
     })
-}
-
-#[cfg(unix)]
-fn path_of(bytes: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::OsStr::from_bytes(bytes).into()
-}
-
-#[cfg(not(unix))]
-fn path_of(bytes: &[u8]) -> PathBuf {
-    String::from_utf8_lossy(bytes).into_owned().into()
 }
 
 /// The member whose header is at `offset` of normal archive `data` (named by a thin

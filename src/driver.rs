@@ -262,7 +262,7 @@ impl std::fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-fn fail(msg: impl Into<String>) -> Failure {
+pub(crate) fn fail(msg: impl Into<String>) -> Failure {
     Failure {
         messages: format!("error: {}\n", msg.into()),
     }
@@ -270,8 +270,9 @@ fn fail(msg: impl Into<String>) -> Failure {
 
 /// Finds `-lNAME` / `-l:FILE` in the search directories.
 fn find_lib(name: &std::ffi::OsStr, dirs: &[PathBuf]) -> Result<PathBuf, Failure> {
-    let file: std::ffi::OsString = match after_colon(name) {
-        Some(f) => f,
+    let bytes = crate::path_bytes::bytes_of(name);
+    let file: std::ffi::OsString = match bytes.strip_prefix(b":") {
+        Some(f) => crate::path_bytes::from_bytes(f),
         None => {
             let mut f = std::ffi::OsString::from("lib");
             f.push(name);
@@ -296,20 +297,6 @@ fn find_lib(name: &std::ffi::OsStr, dirs: &[PathBuf]) -> Result<PathBuf, Failure
             searched.join(", ")
         }
     )))
-}
-
-/// `FILE` of `-l:FILE`.
-#[cfg(unix)]
-fn after_colon(name: &std::ffi::OsStr) -> Option<std::ffi::OsString> {
-    use std::os::unix::ffi::OsStrExt;
-    let rest = name.as_bytes().strip_prefix(b":")?;
-    Some(std::ffi::OsStr::from_bytes(rest).to_owned())
-}
-
-/// `FILE` of `-l:FILE`.
-#[cfg(not(unix))]
-fn after_colon(name: &std::ffi::OsStr) -> Option<std::ffi::OsString> {
-    Some(name.to_str()?.strip_prefix(':')?.into())
 }
 
 /// Inputs read and laid out for selection.
@@ -409,11 +396,26 @@ impl Plan {
     /// file is stamped and listed among the files read.
     fn read_member(&mut self, file: &Path, stamps: &mut Vec<Stamp>) -> Result<Bytes, InputError> {
         let (bytes, meta) = read_path_and_metadata(file)?;
-        self.files_read.push(file.to_path_buf());
-        if meta.is_some() {
-            stamps.push(stamp_of(file, meta));
-        }
+        self.record(file, meta, Source::Input, stamps);
         Ok(bytes)
+    }
+
+    /// Records `path` among the files read and, for a regular file (`meta` as read),
+    /// its stamp.
+    fn record(
+        &mut self,
+        path: &Path,
+        meta: Option<std::fs::Metadata>,
+        source: Source,
+        stamps: &mut Vec<Stamp>,
+    ) {
+        self.files_read.push(path.to_path_buf());
+        if meta.is_some() {
+            stamps.push(Stamp {
+                source,
+                ..stamp_of(path, meta)
+            });
+        }
     }
 
     /// Adds thin archive `name`, read from `path` (its bytes `data`): its members
@@ -644,13 +646,7 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
                 seen.insert(key, path.clone());
             }
         }
-        p.files_read.push(path.clone());
-        if meta.is_some() {
-            stamps.push(Stamp {
-                source,
-                ..stamp_of(&path, meta)
-            });
-        }
+        p.record(&path, meta, source, stamps);
         let name = path.display().to_string();
         if archive::is_thin(bytes.head()) {
             p.add_thin(
@@ -988,7 +984,7 @@ pub fn run(job: &Job) -> Result<Outcome, Failure> {
     };
     check_destinations(job, &o.stamps)?;
     let written = match &job.depfile {
-        Some(_) => depfile(&job.output, &o.files_read).map(Some),
+        Some(_) => crate::depfile::depfile(&job.output, &o.files_read).map(Some),
         None => Ok(None),
     }
     .and_then(|dep| write_outputs(job, &mut o, dep));
@@ -1191,116 +1187,6 @@ fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(),
         }
     }
     Ok(())
-}
-
-/// A Make-syntax dependency file: `OUTPUT: INPUT...`, and an empty rule for every
-/// input (as `gcc -MP` and lld write them), so that make does not stop with "No rule
-/// to make target" once an input is renamed or deleted. Usable as Ninja's `depfile`
-/// and CMake's `DEPFILE`. Standard input (`-`) is left out.
-///
-/// Names are escaped so that GNU make reads them back as they are (measured with
-/// make 4.3, docs/robustness.md): `$` as `$$`; space, `#` and `:` (and `%` where the
-/// name is a target) with a backslash, the backslashes right before them doubled, and
-/// in a name with one of the wildcards `*?[`, which make expands, each wildcard and
-/// backslash first gets a backslash of its own. A relative name beginning with `~`,
-/// which make would take for a home directory, is written as an absolute path. A
-/// name make cannot read back (one with a newline, a tab, `;` or `=`, or ending in a
-/// backslash) is an error.
-pub fn depfile(output: &Path, files: &[PathBuf]) -> Result<Vec<u8>, Failure> {
-    let dash = Path::new("-");
-    let mut out = escape_make(output, true)?;
-    out.push(b':');
-    let mut seen = std::collections::HashSet::new();
-    let mut phony = Vec::new();
-    for f in files {
-        if f.as_path() != dash && seen.insert(f) {
-            out.extend_from_slice(b" \\\n  ");
-            out.extend(escape_make(f, false)?);
-            phony.push(b'\n');
-            phony.extend(escape_make(f, true)?);
-            phony.extend_from_slice(b":\n");
-        }
-    }
-    out.push(b'\n');
-    out.extend(phony);
-    Ok(out)
-}
-
-/// `path` escaped for a Make rule, as a target if `target` (see [`depfile`]).
-fn escape_make(path: &Path, target: bool) -> Result<Vec<u8>, Failure> {
-    let mut name = path_bytes(path);
-    let bad = name.iter().find(|c| b"\n\t;=".contains(c));
-    if let Some(what) = match bad {
-        Some(b'\n') => Some("a newline".to_string()),
-        Some(b'\t') => Some("a tab".to_string()),
-        Some(c) => Some(format!("`{}`", *c as char)),
-        // Make reads 2N backslashes as N only before a space or a colon: a name
-        // that ends in one cannot end a line.
-        None if name.last() == Some(&b'\\') => Some("a backslash at its end".to_string()),
-        None => None,
-    } {
-        let shown = path.display().to_string();
-        return Err(fail(format!(
-            "cannot write the dependency file: the file name \"{}\" contains {what}, which \
-             make cannot read",
-            shown.replace('\n', "\\n").replace('\t', "\\t")
-        )));
-    }
-    if name.first() == Some(&b'~') {
-        let cwd = std::env::current_dir().map_err(|e| {
-            fail(format!(
-                "cannot write the dependency file: the file name {} begins with `~` and the \
-                 current directory is unknown: {e}",
-                path.display()
-            ))
-        })?;
-        name = path_bytes(&cwd.join(path));
-    }
-    // Wildcards: make hands the name to glob(3), which takes a backslash as an
-    // escape, after its own unescaping below.
-    if name.iter().any(|c| b"*?[".contains(c)) {
-        name = name.iter().fold(Vec::new(), |mut v, &c| {
-            if b"*?[\\".contains(&c) {
-                v.push(b'\\');
-            }
-            v.push(c);
-            v
-        });
-    }
-    let mut out = Vec::with_capacity(name.len() + 8);
-    let mut backslashes = 0;
-    for &c in &name {
-        match c {
-            b'\\' => {
-                backslashes += 1;
-                out.push(c);
-                continue;
-            }
-            b' ' | b'#' | b':' => {
-                out.extend(std::iter::repeat_n(b'\\', backslashes + 1));
-                out.push(c);
-            }
-            b'%' if target => {
-                out.extend(std::iter::repeat_n(b'\\', backslashes + 1));
-                out.push(c);
-            }
-            b'$' => out.extend_from_slice(b"$$"),
-            _ => out.push(c),
-        }
-        backslashes = 0;
-    }
-    Ok(out)
-}
-
-#[cfg(unix)]
-fn path_bytes(path: &Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
-    path.as_os_str().as_bytes().to_vec()
-}
-
-#[cfg(not(unix))]
-fn path_bytes(path: &Path) -> Vec<u8> {
-    path.to_string_lossy().into_owned().into_bytes()
 }
 
 /// `ptxld check`: links without writing anything and reports every finding (errors,

@@ -72,7 +72,7 @@ pub const MAX_PARTS: usize = 1024;
 /// How many first bytes of a mapped file [`Bytes::head`] holds.
 pub const HEAD_LEN: usize = 64;
 
-/// Regular files shorter than this are read into memory rather than mapped (module
+/// Regular files shorter than this are never mapped (module
 /// documentation); LLVM's `MemoryBuffer` draws the line at the same size.
 pub const SMALL: u64 = 16 << 10;
 
@@ -802,12 +802,8 @@ mod registry {
 
     /// Enters the mapping of `len` bytes at `lo` of the file `path`.
     pub fn enter(lo: usize, len: usize, path: &Path) -> &'static Entry {
-        #[cfg(unix)]
-        let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec();
-        #[cfg(not(unix))]
-        let bytes = path.display().to_string().into_bytes();
         // A path holds no NUL byte (no file could be opened by it otherwise).
-        let name = std::ffi::CString::new(bytes).unwrap_or_default();
+        let name = crate::path_bytes::c_string(path.as_os_str()).unwrap_or_default();
         let entry = Box::into_raw(Box::new(Entry {
             lo,
             hi: lo + len,

@@ -17,6 +17,7 @@
 pub mod archive;
 pub mod build;
 pub mod container;
+mod depfile;
 pub mod describe;
 pub mod diag;
 pub mod driver;
@@ -28,6 +29,7 @@ pub mod lexer;
 pub mod link;
 pub mod output;
 pub mod parse;
+mod path_bytes;
 pub mod select;
 pub mod source;
 pub mod timing;

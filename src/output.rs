@@ -80,7 +80,7 @@ struct Registration {
 
 impl Registration {
     fn new(path: &Path) -> Registration {
-        let Some(c) = c_path(path) else {
+        let Some(c) = crate::path_bytes::c_string(path.as_os_str()) else {
             return Registration { slot: None };
         };
         let p = c.into_raw();
@@ -113,17 +113,6 @@ impl Drop for Registration {
             }
         }
     }
-}
-
-#[cfg(unix)]
-fn c_path(path: &Path) -> Option<CString> {
-    use std::os::unix::ffi::OsStrExt;
-    CString::new(path.as_os_str().as_bytes()).ok()
-}
-
-#[cfg(not(unix))]
-fn c_path(path: &Path) -> Option<CString> {
-    CString::new(path.to_str()?).ok()
 }
 
 /// How long a temporary whose lock is free must have gone unwritten before a link

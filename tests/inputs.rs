@@ -14,7 +14,7 @@ const HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 
 /// The message of an input that changed while it was linked.
 fn changed(name: &str) -> String {
-    format!("error: input {name} changed while ptxld was linking it; run the link again")
+    format!("ptxld: error: input {name} changed while ptxld was linking it; run the link again")
 }
 
 /// A module of at least `len` bytes: a kernel `NAME` whose body holds comment
@@ -26,16 +26,6 @@ fn long_module(name: &str, len: usize) -> String {
         s += &line;
     }
     s + "\tret;\n}\n"
-}
-
-/// Temporary outputs left in `d`.
-fn temporaries(d: &Path) -> Vec<String> {
-    std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.') && n.contains(".ptxld-") && n.ends_with(".tmp"))
-        .collect()
 }
 
 /// `ptxld ARGS` in `d`, with its output piped; with `mapped`, under an open-file
@@ -172,9 +162,9 @@ fn a_mapped_input_cut_short_while_writing_fails_the_link() {
 }
 
 /// More small inputs than a process may have mappings (`vm.max_map_count`, 65,530
-/// by default): each is read into memory, not mapped, so the link succeeds. Each
-/// used to be mapped once the open-file budget was spent (a response file hides
-/// how many inputs there are), and the link failed with ENOMEM.
+/// by default): none is mapped (those past the open-file budget are read into
+/// memory), so the link succeeds. Each used to be mapped once the open-file budget
+/// was spent, and the link failed with ENOMEM.
 #[test]
 fn seventy_thousand_small_inputs_link() {
     const N: usize = 70_000;

@@ -230,27 +230,10 @@ fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
 /// directives and GCC's `//:FUNC_MAP` comments from what parsing kept. An input kept
 /// open is mapped only when its bytes are asked for, so after the layout none is,
 /// except the modules with DWARF sections, which the debug-section merge decodes.
-/// Files under 16 KiB are read into memory rather than kept open, so each input is
-/// linked from a copy padded with a trailing comment to at least that size.
 #[test]
 fn the_layout_reads_no_input_again() {
     use ptxld::driver::{link_job, InputSpec, Job};
     ptxld::input::keep_files_open(256);
-    let tmp = scratch("link-layout");
-    let padded = |case: &str, p: String| -> String {
-        let mut text = std::fs::read_to_string(&p).unwrap();
-        while text.len() < ptxld::input::SMALL as usize {
-            text += "// padding, so that the file is mapped and kept open\n";
-        }
-        let name = Path::new(&p)
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let copy = tmp.join(format!("{case}-{name}"));
-        std::fs::write(&copy, text).unwrap();
-        copy.to_string_lossy().into_owned()
-    };
     let cases = [
         // The caller's call-block `.param` is raised to `.align 8`.
         ("aggregate-param-align-fixed", ".align 8"),
@@ -262,7 +245,7 @@ fn the_layout_reads_no_input_again() {
         let mut job = Job::new("unused.ptx");
         job.inputs = case_inputs(case)
             .into_iter()
-            .map(|p| InputSpec::File(padded(case, p).into()))
+            .map(|p| InputSpec::File(p.into()))
             .collect();
         let outcome = link_job(&job).unwrap_or_else(|f| panic!("{case}: {}", f.messages));
         let sources = outcome.sources().expect("a PTX output");

@@ -48,18 +48,6 @@ fn expected(d: &Path, args: &[&str]) -> Vec<u8> {
     bytes
 }
 
-/// Temporary output files (`.NAME.ptxld-...tmp`) in `d`.
-fn temporaries(d: &Path) -> Vec<String> {
-    let mut t: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.') && n.contains(".ptxld-") && n.ends_with(".tmp"))
-        .collect();
-    t.sort();
-    t
-}
-
 /// Sets the modification time of `path` (not following a symbolic link) a minute
 /// back, as a temporary left by a link long gone has it.
 fn backdate(path: &Path) {

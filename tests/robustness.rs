@@ -252,17 +252,6 @@ fn fuzzer_findings_stay_fixed() {
 // permissions. The tests act on a running ptxld at points they observe in /proc
 // (which files it has open), never after a sleep, so they are Linux-only.
 
-/// Temporary output files (`.NAME.ptxld-PID-RANDOM.tmp`) left in `d`.
-#[cfg(target_os = "linux")]
-fn temporaries(d: &Path) -> Vec<String> {
-    std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.') && n.contains(".ptxld-") && n.ends_with(".tmp"))
-        .collect()
-}
-
 /// Asserts that the link in `d` failed with exit status 1 and an error containing
 /// `error`, leaving neither `out.ptx` nor a temporary file.
 #[cfg(target_os = "linux")]

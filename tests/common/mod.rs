@@ -233,6 +233,18 @@ pub fn has_exited(pid: u32) -> bool {
     }
 }
 
+/// The temporary output files (`.NAME.ptxld-*.tmp`) left in `d`, sorted.
+pub fn temporaries(d: &Path) -> Vec<String> {
+    let mut t: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') && n.contains(".ptxld-") && n.ends_with(".tmp"))
+        .collect();
+    t.sort();
+    t
+}
+
 /// Makes a FIFO at `path` (`mkfifo`; std has no call for it).
 pub fn mkfifo(path: &Path) {
     let st = std::process::Command::new("mkfifo")

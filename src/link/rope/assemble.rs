@@ -759,7 +759,7 @@ mod tests {
     /// bytes: kept copies and sources without files mix with read pieces.
     #[test]
     fn pieces_without_an_open_file_come_from_the_bytes() {
-        // Large enough to be mapped and kept open (smaller files are read).
+        // Past 16 KiB: a smaller file beyond the open-file budget would be read.
         let (dir, open) = files("bytes", &[text(20_000, 6)]);
         let plain: &[u8] = b"0123456789";
         let mut kept = KeptText::default();

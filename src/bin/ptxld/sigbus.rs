@@ -36,7 +36,7 @@ fn on_sigbus(info: &siginfo_t) {
         // SAFETY: a kernel-raised SIGBUS carries `si_addr`.
         let addr = unsafe { info.si_addr() } as usize;
         if let Some(name) = ptxld::input::mapped_file_at(addr) {
-            write_all(b"error: input ");
+            write_all(b"ptxld: error: input ");
             write_all(name.to_bytes());
             write_all(ptxld::input::CHANGED.as_bytes());
             write_all(b"\n");

@@ -12,12 +12,16 @@ use crate::container::elf::write_host_object;
 use crate::container::fatbin::{self, PtxEntry};
 use crate::container::Emit;
 use crate::diag::Diagnostics;
+use crate::explain;
+use crate::frontend::container_choices;
 use crate::frontend::{parse_units, LoadOptions, Unit};
 use crate::input::{
     file_key, open_path, read_opened, read_path_and_metadata, Bytes, FileKey, InputError, Opened,
 };
 use crate::ir::Module;
-use crate::link::{link, module_sources, GcOptions, HeaderOptions, LinkOptions, Linked, Rope};
+use crate::link::{
+    analyze, layout, module_sources, GcOptions, HeaderOptions, LinkOptions, MergedHeader, Rope,
+};
 use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
 use crate::source::SourceMap;
@@ -754,29 +758,42 @@ fn prepare(
     })
 }
 
-fn link_options(job: &Job, arch: Option<&str>) -> LinkOptions {
+fn link_options(job: &Job, archs: &[Option<&str>]) -> LinkOptions {
     LinkOptions {
-        header: HeaderOptions {
-            arch: arch.map(str::to_string),
-            ptx_version: job.ptx_version,
-        },
+        targets: archs
+            .iter()
+            .map(|arch| HeaderOptions {
+                arch: arch.map(str::to_string),
+                ptx_version: job.ptx_version,
+            })
+            .collect(),
         gc: job.gc_sections.then(|| GcOptions {
             exports: job.exports.iter().chain(&job.undefined).cloned().collect(),
             export_all: job.export_all,
         }),
-        map: job.map_file.is_some() || job.print_map,
-        why_live: job.why_live.clone(),
         strip_debug: job.strip_debug,
     }
 }
 
-/// One link for one target; returns the link result and what to report.
-fn link_one(
+/// The link of one set of modules for one or more targets: the output text of each
+/// target, and what the link reported.
+struct Linked {
+    sources: SourceMap,
+    modules: Vec<Module>,
+    /// One per target, in order.
+    ptx: Vec<(Rope, MergedHeader)>,
+    map: Option<String>,
+    files_read: Vec<PathBuf>,
+}
+
+/// Parses `plan` once and links it for `archs` (targets whose container inputs give
+/// the same PTX); appends what to report to `messages`.
+fn link_targets(
     job: &Job,
     plan: Plan,
-    arch: Option<&str>,
+    archs: &[Option<&str>],
     messages: &mut String,
-) -> Result<(Linked, Vec<PathBuf>, SourceMap, Vec<Module>), Failure> {
+) -> Result<Linked, Failure> {
     let read_time = plan.read_time;
     let t = Stopwatch::start();
     let Prepared {
@@ -784,47 +801,82 @@ fn link_one(
         modules,
         files_read,
         warned,
-    } = prepare(job, plan, arch, messages)?;
+    } = prepare(job, plan, archs[0], messages)?;
     let parse_time = t.stop("parse, select members");
-    let opts = link_options(job, arch);
+    let a = analyze(&sources, &modules, &link_options(job, archs));
     // Traces go first, so they are there when the link fails too.
-    messages.push_str(&crate::link::trace_symbols(&sources, &modules, &job.trace));
-    match link(&sources, &modules, &opts) {
-        Ok(l) => {
-            if job.print_gc_sections {
-                for r in &l.removed {
-                    messages.push_str(&format!("ptxld: removing unused {r}\n"));
-                }
-            }
-            messages.push_str(&l.why_live);
-            if job.stats {
-                let bytes: usize = modules.iter().map(|m| sources.file(m.file).len()).sum();
-                messages.push_str(&format!(
-                    "ptxld: stats: {} modules, {:.1} MB of PTX\n",
-                    modules.len(),
-                    bytes as f64 / 1e6
-                ));
-                let phases = read_time.iter().chain([&parse_time]).chain(&l.timings);
-                for phase in phases {
-                    messages.push_str(&phase.render());
-                }
-            }
-            messages.push_str(&l.warnings.render(&sources, job.error_limit));
-            if job.fatal_warnings && (warned || !l.warnings.is_empty()) {
-                messages.push_str("error: warnings are errors (--fatal-warnings)\n");
-                return Err(Failure {
-                    messages: std::mem::take(messages),
-                });
-            }
-            Ok((l, files_read, sources, modules))
-        }
-        Err(errors) => {
-            messages.push_str(&errors.render(&sources, job.error_limit));
-            Err(Failure {
-                messages: std::mem::take(messages),
-            })
+    messages.push_str(&explain::trace(&a, &job.trace));
+    if !a.ok() {
+        messages.push_str(&a.errors.render(&sources, job.error_limit));
+        return Err(Failure {
+            messages: std::mem::take(messages),
+        });
+    }
+    if job.print_gc_sections {
+        for r in explain::removed(&a) {
+            messages.push_str(&format!("ptxld: removing unused {r}\n"));
         }
     }
+    messages.push_str(&explain::why_live(&a, &job.why_live));
+    let t = Stopwatch::start();
+    let ptx: Vec<(Rope, MergedHeader)> = (0..a.headers.len())
+        .map(|target| (layout(&a, target), a.headers[target].clone()))
+        .collect();
+    let layout_time = t.stop("layout and splicing");
+    if job.stats {
+        let bytes: usize = modules.iter().map(|m| sources.file(m.file).len()).sum();
+        messages.push_str(&format!(
+            "ptxld: stats: {} modules, {:.1} MB of PTX\n",
+            modules.len(),
+            bytes as f64 / 1e6
+        ));
+        let phases = read_time.iter().chain([&parse_time]).chain(&a.timings);
+        for phase in phases.chain([&layout_time]) {
+            messages.push_str(&phase.render());
+        }
+    }
+    messages.push_str(&a.warnings.render(&sources, job.error_limit));
+    if job.fatal_warnings && (warned || !a.warnings.is_empty()) {
+        messages.push_str("error: warnings are errors (--fatal-warnings)\n");
+        return Err(Failure {
+            messages: std::mem::take(messages),
+        });
+    }
+    let map = (job.map_file.is_some() || job.print_map)
+        .then(|| explain::link_map(&a))
+        .flatten();
+    drop(a);
+    Ok(Linked {
+        sources,
+        modules,
+        ptx,
+        map,
+        files_read,
+    })
+}
+
+/// The targets of `archs` grouped by the PTX entries their container inputs give:
+/// each group links from one parse. Inputs without containers make one group.
+fn target_groups(plan: &Plan, archs: &[Option<&str>]) -> Vec<Vec<usize>> {
+    let has_containers = plan.units.iter().any(|u| {
+        let head = u.bytes.head();
+        crate::container::fatbin::is_fatbin(head) || crate::container::elf::is_elf(head)
+    });
+    if archs.len() < 2 || !has_containers {
+        return vec![(0..archs.len()).collect()];
+    }
+    let choices: Vec<Vec<Option<Vec<u8>>>> = archs
+        .iter()
+        .map(|a| container_choices(&plan.units, a.and_then(|a| parse_arch(a.as_bytes()))))
+        .collect();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (t, c) in choices.iter().enumerate() {
+        match groups.iter_mut().find(|g| &choices[g[0]] == c) {
+            Some(g) => g.push(t),
+            None => groups.push(vec![t]),
+        }
+    }
+    groups
 }
 
 /// Links `job` and returns the output bytes without writing anything.
@@ -891,41 +943,60 @@ fn link_plans(
             "several --arch give several PTX modules: use --emit fatbin or --emit obj",
         ));
     }
-    let targets: Vec<Option<&str>> = if job.archs.is_empty() {
+    let archs: Vec<Option<&str>> = if job.archs.is_empty() {
         vec![None]
     } else {
         job.archs.iter().map(|a| Some(a.as_str())).collect()
     };
+    let first = make_plan()?;
+    let groups = target_groups(&first, &archs);
+    let mut first = Some(first);
     let mut messages = String::new();
-    let mut linked = Vec::new();
     let mut files_read = Vec::new();
+    let mut map = None;
     // A PTX output stays a rope over its sources until it is written; container
-    // entries are assembled while each target's sources are still mapped.
+    // entries are assembled while each group's sources are still mapped.
     let mut ptx_output = None;
-    let mut texts = Vec::new();
-    for (i, arch) in targets.iter().enumerate() {
-        // Warnings are reported once, for the first target.
+    let mut texts: Vec<Option<(Vec<u8>, MergedHeader)>> = archs.iter().map(|_| None).collect();
+    for (gi, group) in groups.iter().enumerate() {
+        // Another group links other container entries: read the inputs again for it.
+        // What it reports beyond the first group's messages is its errors.
+        let plan = match first.take() {
+            Some(p) => p,
+            None => make_plan()?,
+        };
+        let group_archs: Vec<Option<&str>> = group.iter().map(|&t| archs[t]).collect();
         let mut msgs = String::new();
-        let (mut l, files, sources, modules) = make_plan()
-            .and_then(|plan| link_one(job, plan, *arch, &mut msgs))
-            .map_err(|f| Failure {
-                messages: format!("{messages}{}", f.messages),
-            })?;
-        if i == 0 {
+        let linked = link_targets(job, plan, &group_archs, &mut msgs).map_err(|f| Failure {
+            messages: format!("{messages}{}", f.messages),
+        })?;
+        if gi == 0 {
             messages.push_str(&msgs);
-            files_read = files;
+            files_read = linked.files_read;
+            map = linked.map;
         }
-        let rope = std::mem::take(&mut l.ptx);
+        let Linked {
+            sources,
+            modules,
+            ptx,
+            ..
+        } = linked;
         if emit == Emit::Ptx {
+            let (rope, _) = ptx
+                .into_iter()
+                .next()
+                .expect("one target links for --emit ptx");
             ptx_output = Some(Output::Ptx {
                 rope,
                 sources,
                 modules,
             });
         } else {
-            texts.push(rope.to_vec(&module_sources(&sources, &modules)));
+            let srcs = module_sources(&sources, &modules);
+            for (&t, (rope, header)) in group.iter().zip(ptx) {
+                texts[t] = Some((rope.to_vec(&srcs), header));
+            }
         }
-        linked.push(l);
     }
     let output = match emit {
         Emit::Ptx => ptx_output.expect("one target links for --emit ptx"),
@@ -934,16 +1005,16 @@ fn link_plans(
                 Some(stem) if job.output != Path::new("-") => format!("{stem}.ptx"),
                 _ => "ptxld.ptx".to_string(),
             };
-            let entries: Vec<PtxEntry> = linked
+            let entries: Vec<PtxEntry> = texts
                 .iter()
-                .zip(&texts)
-                .map(|(l, text)| PtxEntry {
+                .flatten()
+                .map(|(text, h)| PtxEntry {
                     text,
-                    sm: l.header.sm,
-                    suffix: l.header.suffix,
-                    version: l.header.version,
-                    address_bits: l.header.address_size,
-                    debug: l.header.debug,
+                    sm: h.sm,
+                    suffix: h.suffix,
+                    version: h.version,
+                    address_bits: h.address_size,
+                    debug: h.debug,
                     identifier: &identifier,
                 })
                 .collect();
@@ -956,7 +1027,6 @@ fn link_plans(
             })
         }
     };
-    let map = linked[0].map.take();
     Ok(Outcome {
         output,
         messages,
@@ -1197,7 +1267,7 @@ pub fn check(job: &Job, json: bool) -> (String, bool) {
     let mut messages = String::new();
     let prepared = plan(job).and_then(|p| prepare(job, p, arch, &mut messages));
     let findings = match prepared {
-        Err(f) => vec![crate::link::check::Finding {
+        Err(f) => vec![crate::explain::check::Finding {
             severity: "error",
             message: f
                 .messages
@@ -1206,16 +1276,20 @@ pub fn check(job: &Job, json: bool) -> (String, bool) {
                 .to_string(),
             locations: Vec::new(),
         }],
-        Ok(p) => crate::link::check::check(&p.sources, &p.modules, &link_options(job, arch)),
+        Ok(p) => crate::explain::check::check(&analyze(
+            &p.sources,
+            &p.modules,
+            &link_options(job, &[arch]),
+        )),
     };
     // With --fatal-warnings a warning fails the check as it fails the link.
     let ok = !findings
         .iter()
         .any(|f| f.severity == "error" || (job.fatal_warnings && f.severity == "warning"));
     let report = if json {
-        crate::link::check::to_json(&findings, ok)
+        crate::explain::check::to_json(&findings, ok)
     } else {
-        crate::link::check::to_text(&findings)
+        crate::explain::check::to_text(&findings)
     };
     (report, ok)
 }

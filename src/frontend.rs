@@ -210,6 +210,24 @@ fn is_binary(data: &[u8]) -> bool {
         .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
 }
 
+/// The PTX each container among `units` gives for `target` (`None` for text and for
+/// containers without a usable entry). Targets with the same choices link the same
+/// text, from one parse.
+pub(crate) fn container_choices(units: &[Unit], target: Option<Target>) -> Vec<Option<Vec<u8>>> {
+    units
+        .par_iter()
+        .map(|u| {
+            let head = u.bytes.head();
+            let container = fatbin::is_fatbin(head) || crate::container::elf::is_elf(head);
+            container
+                .then(|| extract(u.bytes.as_slice(), target))
+                .flatten()
+                .and_then(Result::ok)
+                .map(|x| x.text)
+        })
+        .collect()
+}
+
 /// Turns units into source files: a container is replaced by the PTX of its chosen
 /// entry, named `unit(entry)`. Returns the entry flags by file id and the unit index
 /// of each file.
@@ -265,8 +283,18 @@ pub fn parse_sources(sources: &SourceMap) -> (Vec<Module>, Diagnostics) {
     parse_sources_with(sources, true)
 }
 
+/// Modules parsed by this process so far: tests check that a link parses each input
+/// once, however many targets and reports it produces.
+static PARSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The number of modules this process parsed for links so far.
+pub fn parsed_modules() -> usize {
+    PARSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 fn parse_sources_with(sources: &SourceMap, keep_tokens: bool) -> (Vec<Module>, Diagnostics) {
     let files: Vec<_> = sources.files().collect();
+    PARSED.fetch_add(files.len(), std::sync::atomic::Ordering::Relaxed);
     let parsed: Vec<_> = files
         .par_iter()
         .map(|&(id, f)| {

@@ -22,6 +22,7 @@ pub mod describe;
 pub mod diag;
 pub mod driver;
 pub mod emit;
+mod explain;
 pub mod frontend;
 pub mod input;
 pub mod ir;

@@ -18,8 +18,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let opts = LinkOptions::default();
-    if let Ok(linked) = link(&sources, &modules, &opts) {
-        let text = linked.ptx.to_vec(&module_sources(&sources, &modules));
+    if let Ok(ptx) = link(&sources, &modules, &opts) {
+        let text = ptx[0].to_vec(&module_sources(&sources, &modules));
         let reparsed = parse_module(FileId(0), &text);
         assert!(
             !reparsed.diagnostics.iter().any(|d| d.is_error()),

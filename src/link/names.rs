@@ -26,7 +26,26 @@ use super::report::Inputs;
 use super::resolve::{OutSym, Resolution};
 use super::shards::NameShards;
 
-pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
+/// The output name of each output symbol that does not keep its origin's name.
+pub(crate) struct Names {
+    /// By output symbol; `None` keeps the name as written.
+    renamed: Vec<Option<Vec<u8>>>,
+}
+
+impl Names {
+    /// The new name of output symbol `o`, if it was renamed.
+    pub fn renamed(&self, o: u32) -> Option<&[u8]> {
+        self.renamed[o as usize].as_deref()
+    }
+
+    /// The output name of output symbol `o`.
+    pub fn of<'s>(&'s self, inputs: &Inputs<'s>, res: &Resolution, o: u32) -> &'s [u8] {
+        self.renamed(o)
+            .unwrap_or_else(|| inputs.name(res.outs[o as usize].origin))
+    }
+}
+
+pub(crate) fn assign(inputs: &Inputs, res: &Resolution) -> Names {
     let several = inputs.modules.len() > 1;
     let outs = &res.outs;
     // Debug names never keep theirs (module doc), and claim none.
@@ -85,7 +104,9 @@ pub(crate) fn assign(inputs: &Inputs, res: &mut Resolution) {
         }
         taken.insert(name.clone());
     }
+    let mut renamed = vec![None; outs.len()];
     for (i, name, _) in made {
-        res.outs[i as usize].renamed = Some(name);
+        renamed[i as usize] = Some(name);
     }
+    Names { renamed }
 }

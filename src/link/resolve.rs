@@ -33,18 +33,6 @@ pub(crate) struct OutSym {
     pub global: bool,
     /// Alignment to emit instead of the origin's (merged commons, dynamic shared).
     pub align: Option<u32>,
-    /// The output name when it is not the origin's (module-local names that
-    /// collide); assigned by `names`. See [`OutSym::name`].
-    pub renamed: Option<Vec<u8>>,
-}
-
-impl OutSym {
-    /// The output name (once `names` ran).
-    pub fn name<'s>(&'s self, inputs: &'s Inputs) -> &'s [u8] {
-        self.renamed
-            .as_deref()
-            .unwrap_or_else(|| inputs.name(self.origin))
-    }
 }
 
 /// The result of resolution.
@@ -169,7 +157,6 @@ impl<'a> Resolver<'_, 'a> {
             kind,
             global,
             align,
-            renamed: None,
         });
         (self.part.outs.len() - 1) as u32
     }

@@ -9,18 +9,16 @@
 
 use std::borrow::Cow;
 
-use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::diag::Diagnostic;
 use crate::ir::{ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
-use super::db::{ModSym, SymbolDb};
-use super::dwarf::Merged;
-use super::header::MergedHeader;
-use super::report::{display_name, Inputs};
+use super::analysis::Analysis;
+use super::db::ModSym;
+use super::names::Names;
+use super::report::Inputs;
 use super::resolve::{find_symbol, Resolution};
 use super::rope::Rope;
 
@@ -58,6 +56,7 @@ pub(crate) struct FileNumbers {
 struct Writer<'i, 'a> {
     inputs: &'i Inputs<'a>,
     res: &'i Resolution,
+    names: &'i Names,
     /// Output symbols whose alignment is raised, sorted by origin module: each
     /// module's are a range ([`Writer::module_edits`]).
     aligned: Vec<usize>,
@@ -65,27 +64,24 @@ struct Writer<'i, 'a> {
     out: Rope,
 }
 
-/// The debug information to write: the policy, the numbering of `.file`, and with
-/// [`Dwarf::Merge`] the merged sections.
-pub(crate) struct DebugInfo<'d> {
-    pub dwarf: Dwarf,
-    pub files: &'d FileNumbers,
-    pub merged: Option<&'d Merged>,
-}
-
-pub(crate) fn write(
-    inputs: &Inputs,
-    db: &SymbolDb,
-    res: &Resolution,
-    header: &MergedHeader,
-    debug: &DebugInfo,
-    live: Option<&[bool]>,
-) -> Result<Rope, Vec<Diagnostic>> {
+/// Lays out the output for target `target` of a link that succeeded
+/// ([`Analysis::ok`]).
+pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
+    let inputs = &a.inputs;
+    let res = a
+        .resolution
+        .as_ref()
+        .expect("a link without errors is resolved");
+    let names = a.names.as_ref().expect("a resolved link has output names");
+    let header = &a.headers[target];
+    let debug = &a.debug;
+    let live = a.live_outs();
     let keep = |o: usize| live.is_none_or(|l| l[o]);
     let dwarf = debug.dwarf;
     let mut w = Writer {
         inputs,
         res,
+        names,
         aligned: {
             let mut aligned: Vec<usize> = (0..res.outs.len())
                 .filter(|&o| res.outs[o].align.is_some())
@@ -97,30 +93,22 @@ pub(crate) fn write(
         edits: Vec::new(),
         out: Rope::new(),
     };
-    // The order of the variables is found on one thread (a graph of all of them)
-    // while the modules' edits are made on the others.
-    let (edits, var_order) = rayon::join(
-        || {
-            debug
-                .files
-                .maps
-                .par_iter()
-                .enumerate()
-                .map(|(mi, files)| {
-                    // Only modules whose DWARF is in the output keep the `.loc`
-                    // attributes that name its labels.
-                    let dwarf = match (dwarf, debug.merged) {
-                        (Dwarf::Merge, Some(m)) if !m.kept[mi] => Dwarf::Drop,
-                        _ => dwarf,
-                    };
-                    w.module_edits(mi as u32, files, dwarf)
-                })
-                .collect()
-        },
-        || variable_order(inputs, db, res, &keep),
-    );
-    w.edits = edits;
-    let var_order = var_order?;
+    w.edits = debug
+        .files
+        .maps
+        .par_iter()
+        .enumerate()
+        .map(|(mi, files)| {
+            // Only modules whose DWARF is in the output keep the `.loc` attributes
+            // that name its labels.
+            let dwarf = match (dwarf, &debug.merged) {
+                (Dwarf::Merge, Some(m)) if !m.kept[mi] => Dwarf::Drop,
+                _ => dwarf,
+            };
+            w.module_edits(mi as u32, files, dwarf)
+        })
+        .collect();
+    let var_order = &a.variable_order;
 
     w.out.push_bytes(header.render().as_bytes());
     let file_items: &[(u32, usize)] = if dwarf == Dwarf::Strip {
@@ -256,7 +244,7 @@ pub(crate) fn write(
     for (_, mi, span) in aliases {
         w.line(mi, span, "");
     }
-    if let (Dwarf::Merge, Some(merged)) = (dwarf, debug.merged) {
+    if let (Dwarf::Merge, Some(merged)) = (dwarf, &debug.merged) {
         let edits = &w.edits;
         merged.write(&mut w.out, &|mi, span| token_text(inputs, edits, mi, span));
     }
@@ -264,7 +252,7 @@ pub(crate) fn write(
     let tail = std::mem::take(&mut w.out);
     let parts = prototypes.into_iter().chain(variables).chain(definitions);
     out.append_all(parts.chain([tail]).collect());
-    Ok(out)
+    out
 }
 
 impl<'i> Writer<'i, '_> {
@@ -284,7 +272,7 @@ impl<'i> Writer<'i, '_> {
             .map(|(id, _)| {
                 // A global name never changes, and a local is its output's origin.
                 let o = self.res.out_of(ModSym { module: mi, id })?;
-                self.res.outs[o as usize].renamed.as_deref()
+                self.names.renamed(o)
             })
             .collect();
         if renamed.iter().any(Option::is_some) {
@@ -455,7 +443,7 @@ impl<'i> Writer<'i, '_> {
                             id,
                         })
                     })
-                    .map(|o| self.res.outs[o as usize].name(self.inputs));
+                    .map(|o| self.names.of(self.inputs, self.res, o));
                 let (lo, open, close) = (c.lo, c.lo + open as u32, c.lo + close as u32);
                 let mi = mi as u32;
                 push_range(&mut self.out, mi, &m.kept, Span::new(lo, open));
@@ -568,64 +556,4 @@ pub(crate) fn number_files(inputs: &Inputs) -> FileNumbers {
         maps.push(map);
     }
     FileNumbers { maps, items }
-}
-
-/// Variables in link order, except that a variable whose initializer names another
-/// comes after it (a topological order of the initializer graph, stable by link order).
-fn variable_order(
-    inputs: &Inputs,
-    db: &SymbolDb,
-    res: &Resolution,
-    keep: &dyn Fn(usize) -> bool,
-) -> Result<Vec<u32>, Vec<Diagnostic>> {
-    let vars: Vec<u32> = (0..res.outs.len() as u32)
-        .filter(|&o| res.outs[o as usize].kind == SymbolKind::Variable && keep(o as usize))
-        .collect();
-    let mut g: DiGraph<u32, ()> = DiGraph::new();
-    let node: FxHashMap<u32, _> = vars.iter().map(|&o| (o, g.add_node(o))).collect();
-    for &o in &vars {
-        for used in db.uses(res.outs[o as usize].origin) {
-            if let Some(w) = res.out_of(used) {
-                if w != o && node.contains_key(&w) {
-                    g.update_edge(node[&w], node[&o], ());
-                }
-            }
-        }
-    }
-    // Kahn's algorithm, always taking the earliest ready variable.
-    let mut indeg: Vec<usize> = g
-        .node_indices()
-        .map(|n| {
-            g.neighbors_directed(n, petgraph::Direction::Incoming)
-                .count()
-        })
-        .collect();
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<(u32, usize)>> = g
-        .node_indices()
-        .filter(|n| indeg[n.index()] == 0)
-        .map(|n| std::cmp::Reverse((g[n], n.index())))
-        .collect();
-    let mut order = Vec::with_capacity(vars.len());
-    while let Some(std::cmp::Reverse((o, n))) = ready.pop() {
-        order.push(o);
-        for t in g.neighbors(petgraph::graph::NodeIndex::new(n)) {
-            indeg[t.index()] -= 1;
-            if indeg[t.index()] == 0 {
-                ready.push(std::cmp::Reverse((g[t], t.index())));
-            }
-        }
-    }
-    if order.len() < vars.len() {
-        let stuck: Vec<String> = g
-            .node_indices()
-            .filter(|n| indeg[n.index()] > 0)
-            .map(|n| display_name(res.outs[g[n] as usize].name(inputs)))
-            .collect();
-        return Err(vec![Diagnostic::global_error(format!(
-            "variables {} refer to each other in their initializers; PTX has no way to \
-             declare a variable before its definition, so the cycle cannot be emitted",
-            stuck.join(", ")
-        ))]);
-    }
-    Ok(order)
 }

@@ -4,11 +4,12 @@
 
 use std::fmt::Write as _;
 
-use super::db::ModSym;
-use super::gc::Live;
-use super::report::{display_name, Inputs};
-use super::resolve::{OutSym, Resolution};
 use crate::ir::{ItemKind, Linkage, RefKind, SymbolKind};
+use crate::link::db::ModSym;
+use crate::link::gc::Live;
+use crate::link::names::Names;
+use crate::link::report::{display_name, Inputs};
+use crate::link::resolve::{OutSym, Resolution};
 
 fn at(inputs: &Inputs, s: ModSym, span: crate::source::Span) -> String {
     let f = inputs.sources.file(inputs.module(s).file);
@@ -42,7 +43,7 @@ fn var_layout(inputs: &Inputs, s: ModSym, align: Option<u32>) -> String {
         return String::new();
     };
     let decl = &v.declarators[d.declarator as usize];
-    let size = super::compat::var_size(&v.spec, decl)
+    let size = crate::link::var_size(&v.spec, decl)
         .map_or("unsized".to_string(), |n| format!("{n} bytes"));
     match align.or(v.spec.align) {
         Some(a) => format!("{size}, .align {a}"),
@@ -51,7 +52,7 @@ fn var_layout(inputs: &Inputs, s: ModSym, align: Option<u32>) -> String {
 }
 
 /// The link map: one line per output symbol, then the story of how it was chosen.
-pub(crate) fn map(inputs: &Inputs, res: &Resolution, live: Option<&Live>) -> String {
+pub(crate) fn map(inputs: &Inputs, res: &Resolution, names: &Names, live: Option<&Live>) -> String {
     // Every input symbol bound to each output symbol.
     let mut bound: Vec<Vec<ModSym>> = vec![Vec::new(); res.outs.len()];
     for (mi, m) in inputs.modules.iter().enumerate() {
@@ -75,7 +76,7 @@ pub(crate) fn map(inputs: &Inputs, res: &Resolution, live: Option<&Live>) -> Str
         let _ = write!(
             out,
             "{}  {}  {}  {}",
-            display_name(sym.name(inputs)),
+            display_name(names.of(inputs, res, o as u32)),
             kind_name(sym.kind),
             linkage_name(origin.linkage),
             at(inputs, sym.origin, inputs.def_span(sym.origin))
@@ -84,7 +85,7 @@ pub(crate) fn map(inputs: &Inputs, res: &Resolution, live: Option<&Live>) -> Str
             let _ = write!(out, "  {}", var_layout(inputs, sym.origin, sym.align));
         }
         out.push('\n');
-        story(&mut out, inputs, sym, &bound[o]);
+        story(&mut out, inputs, sym, names.renamed(o as u32), &bound[o]);
         if live.is_some_and(|l| !l.outs[o]) {
             out.push_str("    removed by --gc-sections\n");
         }
@@ -92,10 +93,16 @@ pub(crate) fn map(inputs: &Inputs, res: &Resolution, live: Option<&Live>) -> Str
     out
 }
 
-fn story(out: &mut String, inputs: &Inputs, sym: &OutSym, bound: &[ModSym]) {
+fn story(
+    out: &mut String,
+    inputs: &Inputs,
+    sym: &OutSym,
+    renamed: Option<&[u8]>,
+    bound: &[ModSym],
+) {
     let origin = inputs.module(sym.origin).symbol(sym.origin.id);
     let name = inputs.name(sym.origin);
-    if !sym.global && sym.name(inputs) != name {
+    if !sym.global && renamed.is_some_and(|new| new != name) {
         let _ = writeln!(
             out,
             "    renamed from {} (module-local; the name was taken)",
@@ -142,7 +149,11 @@ fn story(out: &mut String, inputs: &Inputs, sym: &OutSym, bound: &[ModSym]) {
 
 /// `--trace-symbol`: every declaration, definition and reference of each name, then
 /// what it became.
-pub(crate) fn trace(inputs: &Inputs, res: Option<&Resolution>, names: &[String]) -> String {
+pub(crate) fn trace(
+    inputs: &Inputs,
+    res: Option<(&Resolution, &Names)>,
+    names: &[String],
+) -> String {
     let mut out = String::new();
     for name in names {
         let mut found = false;
@@ -186,18 +197,24 @@ pub(crate) fn trace(inputs: &Inputs, res: Option<&Resolution>, names: &[String])
                     );
                 }
                 let undefined =
-                    res.is_some_and(|r| r.undefined.iter().any(|(_, v)| v.contains(&s)));
-                let decision = match res.and_then(|r| r.out_of(s).map(|o| &r.outs[o as usize])) {
+                    res.is_some_and(|(r, _)| r.undefined.iter().any(|(_, v)| v.contains(&s)));
+                let bound = res.and_then(|(r, n)| {
+                    let o = r.out_of(s)?;
+                    Some((&r.outs[o as usize], n.of(inputs, r, o)))
+                });
+                let decision = match bound {
                     _ if res.is_none() => {
                         "not resolved: the link failed (see the errors)".to_string()
                     }
                     _ if undefined => "undefined: no input defines it".to_string(),
-                    Some(o) if inputs.module(o.origin).symbol(o.origin.id).is_defined() => {
+                    Some((o, out_name))
+                        if inputs.module(o.origin).symbol(o.origin.id).is_defined() =>
+                    {
                         format!(
                             "bound to the definition at {}{}",
                             at(inputs, o.origin, inputs.def_span(o.origin)),
-                            if o.name(inputs) != name.as_bytes() {
-                                format!(", output name {}", String::from_utf8_lossy(o.name(inputs)))
+                            if out_name != name.as_bytes() {
+                                format!(", output name {}", String::from_utf8_lossy(out_name))
                             } else {
                                 String::new()
                             }
@@ -221,14 +238,20 @@ pub(crate) fn trace(inputs: &Inputs, res: Option<&Resolution>, names: &[String])
 }
 
 /// `--why-live`: the chain of references from a root to each name.
-pub(crate) fn why_live(inputs: &Inputs, res: &Resolution, live: &Live, names: &[String]) -> String {
+pub(crate) fn why_live(
+    inputs: &Inputs,
+    res: &Resolution,
+    out_names: &Names,
+    live: &Live,
+    names: &[String],
+) -> String {
     let mut out = String::new();
     for name in names {
         let target = res
             .outs
             .iter()
             .enumerate()
-            .find(|(_, o)| o.name(inputs) == name.as_bytes());
+            .find(|&(o, _)| out_names.of(inputs, res, o as u32) == name.as_bytes());
         let Some((o, sym)) = target else {
             let _ = writeln!(out, "ptxld: {name} is not in the output");
             continue;

@@ -4,12 +4,13 @@
 
 use std::fmt::Write as _;
 
-use super::db::{ModSym, SymbolDb};
-use super::report::{display_name, Inputs};
-use super::resolve::{resolve, Resolution};
-use super::{gc, link, LinkOptions};
 use crate::diag::{Diagnostic, Severity};
-use crate::ir::{ItemKind, Linkage, Module, SymbolKind, TypeClass};
+use crate::ir::{ItemKind, Linkage, SymbolKind, TypeClass};
+use crate::link::db::{ModSym, SymbolDb};
+use crate::link::gc;
+use crate::link::report::{display_name, Inputs};
+use crate::link::resolve::Resolution;
+use crate::link::Analysis;
 use crate::source::SourceMap;
 
 /// One finding.
@@ -44,19 +45,14 @@ fn from_diag(d: &Diagnostic, sources: &SourceMap) -> Finding {
     }
 }
 
-/// Links `modules` without writing and collects every finding.
-pub fn check(sources: &SourceMap, modules: &[Module], opts: &LinkOptions) -> Vec<Finding> {
-    let mut out: Vec<Finding> = match link(sources, modules, opts) {
-        Ok(l) => l.warnings.iter().map(|d| from_diag(d, sources)).collect(),
-        Err(e) => e.iter().map(|d| from_diag(d, sources)).collect(),
-    };
-    if modules.is_empty() {
-        return out;
-    }
-    let inputs = Inputs { sources, modules };
-    let db = SymbolDb::build(&inputs);
-    if let Ok(res) = resolve(&inputs, &db) {
-        nvjitlink_notes(&inputs, &db, &res, &mut out);
+/// Every finding of a link: its errors (or, when it succeeds, its warnings), then
+/// where nvJitLink would decide differently.
+pub(crate) fn check(a: &Analysis) -> Vec<Finding> {
+    let sources = a.inputs.sources;
+    let reported = if a.ok() { &a.warnings } else { &a.errors };
+    let mut out: Vec<Finding> = reported.iter().map(|d| from_diag(d, sources)).collect();
+    if let Some(res) = &a.resolution {
+        nvjitlink_notes(&a.inputs, &a.db, res, &mut out);
     }
     out
 }
@@ -209,7 +205,7 @@ fn var_decl<'a>(inputs: &Inputs<'a>, s: ModSym) -> Option<(&'a crate::ir::VarDec
 }
 
 fn size(inputs: &Inputs, s: ModSym) -> Option<u64> {
-    var_decl(inputs, s).and_then(|(v, i)| super::compat::var_size(&v.spec, &v.declarators[i]))
+    var_decl(inputs, s).and_then(|(v, i)| crate::link::var_size(&v.spec, &v.declarators[i]))
 }
 
 fn align(inputs: &Inputs, s: ModSym) -> Option<u32> {

@@ -1,0 +1,267 @@
+//! One link as one value: everything the linker decides about a set of modules,
+//! computed once. The writer lays the output out from it ([`super::layout`]), and
+//! `ptxld check`, the link map, `--trace-symbol`, `--why-live` and
+//! `--print-gc-sections` only read it.
+//!
+//! Only the header depends on the target, so a link for several `--arch` is one
+//! analysis with one merged header per target.
+
+use rayon::prelude::*;
+
+use super::db::SymbolDb;
+use super::dwarf::{self, Merged};
+use super::gc::{self, GcOptions, Live};
+use super::header::{self, HeaderOptions, MergedHeader};
+use super::names::{self, Names};
+use super::report::Inputs;
+use super::resolve::{self, Resolution};
+use super::write::{self, Dwarf, FileNumbers};
+use super::{abi, variables};
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::ir::{ItemKind, Module, SymbolKind};
+use crate::source::SourceMap;
+use crate::timing::{PhaseTime, Stopwatch};
+
+/// What the caller can choose about a link.
+#[derive(Clone, Debug)]
+pub struct LinkOptions {
+    /// One header per output target (`--arch`, `--ptx-version`); at least one.
+    pub targets: Vec<HeaderOptions>,
+    /// `--gc-sections`: remove what the kernels and exports do not reach.
+    pub gc: Option<GcOptions>,
+    /// `--strip-debug`: no DWARF sections, `.file`, `.loc` or `debug` target option.
+    pub strip_debug: bool,
+}
+
+impl Default for LinkOptions {
+    fn default() -> LinkOptions {
+        LinkOptions {
+            targets: vec![HeaderOptions::default()],
+            gc: None,
+            strip_debug: false,
+        }
+    }
+}
+
+/// The debug information of the output: the policy, the numbering of `.file`
+/// directives, and with [`Dwarf::Merge`] the merged sections.
+pub(crate) struct DebugPlan {
+    pub dwarf: Dwarf,
+    pub files: FileNumbers,
+    pub merged: Option<Merged>,
+}
+
+/// Everything decided about one link.
+pub(crate) struct Analysis<'a> {
+    pub inputs: Inputs<'a>,
+    pub db: SymbolDb<'a>,
+    /// `None` when resolution failed (its errors are in `errors`).
+    pub resolution: Option<Resolution>,
+    /// Output names, whenever resolution succeeded (traces want them on failed links
+    /// too).
+    pub names: Option<Names>,
+    /// With `--gc-sections`.
+    pub live: Option<Live>,
+    /// One per target of [`LinkOptions::targets`]; empty when a header failed to
+    /// merge.
+    pub headers: Vec<MergedHeader>,
+    pub debug: DebugPlan,
+    /// Variables in output order (each after the variables its initializer names);
+    /// empty when the link failed.
+    pub variable_order: Vec<u32>,
+    /// Errors, sorted; the link produces no output when there is one.
+    pub errors: Diagnostics,
+    /// Warnings (the link succeeds anyway).
+    pub warnings: Diagnostics,
+    /// Wall time of each phase (`--stats`).
+    pub timings: Vec<PhaseTime>,
+}
+
+impl Analysis<'_> {
+    /// True when the link can be written.
+    pub fn ok(&self) -> bool {
+        !self.errors.has_errors()
+    }
+
+    /// Liveness by output symbol, with `--gc-sections`.
+    pub fn live_outs(&self) -> Option<&[bool]> {
+        self.live.as_ref().map(|l| l.outs.as_slice())
+    }
+}
+
+/// Analyses the link of `modules` (parsed from `sources`, in link order).
+pub(crate) fn analyze<'a>(
+    sources: &'a SourceMap,
+    modules: &'a [Module],
+    opts: &LinkOptions,
+) -> Analysis<'a> {
+    let inputs = Inputs { sources, modules };
+    let mut timings = Vec::new();
+    let mut errors = Diagnostics::new();
+    let mut warnings = Diagnostics::new();
+    if modules.is_empty() {
+        errors.push(Diagnostic::global_error("no input modules to link"));
+    }
+    let t = Stopwatch::start();
+    let db = SymbolDb::build(&inputs);
+    timings.push(t.stop("symbol table and graph"));
+    let abi_findings: Vec<Vec<Diagnostic>> = modules
+        .par_iter()
+        .enumerate()
+        .map(|(mi, m)| abi::findings(m, &|| inputs.src(mi as u32)))
+        .collect();
+    warnings.extend(abi_findings.into_iter().flatten());
+    let t = Stopwatch::start();
+    let resolved = resolve::resolve(&inputs, &db);
+    timings.push(t.stop("resolution"));
+    let (resolution, resolve_errors) = match resolved {
+        Ok(r) => (Some(r), Vec::new()),
+        Err(e) => (None, e),
+    };
+    let live = match (&resolution, &opts.gc) {
+        (Some(r), Some(g)) => Some(gc::mark(&inputs, &db, r, g)),
+        _ => None,
+    };
+    let dwarf = debug_policy(
+        &inputs,
+        opts,
+        resolution.as_ref(),
+        live.as_ref(),
+        &mut warnings,
+    );
+    let t = Stopwatch::start();
+    let files = write::number_files(&inputs);
+    let merged = (dwarf == Dwarf::Merge).then(|| dwarf::merge(&inputs, &files.maps));
+    timings.push(t.stop("debug sections"));
+    // `debug` needs the DWARF of a module that asked for it (ptxas: "Debug information
+    // not found in presence of .target debug").
+    let debug_kept: Vec<bool> = match &merged {
+        Some(m) => {
+            warnings.extend(m.warnings.iter().cloned());
+            m.kept.clone()
+        }
+        None => vec![false; modules.len()],
+    };
+    let mut headers = Vec::new();
+    if !modules.is_empty() {
+        for target in &opts.targets {
+            match header::merge(&inputs, target, &debug_kept) {
+                Ok(h) => headers.push(h),
+                // What is wrong for every target (mixed address sizes) is said once.
+                Err(e) => {
+                    let new: Vec<Diagnostic> = e
+                        .into_iter()
+                        .filter(|d| !errors.iter().any(|x| x == d))
+                        .collect();
+                    errors.extend(new);
+                }
+            }
+        }
+    }
+    let header_failed = errors.has_errors();
+    errors.extend(resolve_errors);
+    // Undefined imports are errors, unless --gc-sections removed every user; they are
+    // reported once the headers and the resolution hold.
+    if let (Some(r), false) = (&resolution, header_failed) {
+        for (d, syms) in &r.undefined {
+            let used = match &live {
+                None => true,
+                Some(l) => syms
+                    .iter()
+                    .any(|s| l.syms[s.module as usize][s.id.0 as usize]),
+            };
+            if used {
+                errors.push(d.clone());
+            }
+        }
+    }
+    let t = Stopwatch::start();
+    // Names and the order of the variables are independent: the variable graph is
+    // walked on one thread while the names are found on the others.
+    let (names, order) = match &resolution {
+        Some(r) => {
+            let keep = |o: usize| live.as_ref().is_none_or(|l| l.outs[o]);
+            let check_order = !errors.has_errors();
+            let (n, order) = rayon::join(
+                || names::assign(&inputs, r),
+                || check_order.then(|| variables::order(&db, r, &keep)),
+            );
+            (Some(n), order)
+        }
+        None => (None, None),
+    };
+    timings.push(t.stop("names"));
+    let variable_order = match (order, &resolution, &names) {
+        (Some(Ok(order)), _, _) => order,
+        (Some(Err(stuck)), Some(r), Some(n)) => {
+            errors.push(variables::cycle_error(&inputs, r, n, &stuck));
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    errors.sort();
+    if errors.has_errors() {
+        headers.clear();
+    }
+    Analysis {
+        inputs,
+        db,
+        resolution,
+        names,
+        live,
+        headers,
+        debug: DebugPlan {
+            dwarf,
+            files,
+            merged,
+        },
+        variable_order,
+        errors,
+        warnings,
+        timings,
+    }
+}
+
+/// Whether the inputs' DWARF is merged, stripped (`--strip-debug`) or dropped
+/// because `--gc-sections` removed code it may describe.
+fn debug_policy(
+    inputs: &Inputs,
+    opts: &LinkOptions,
+    resolution: Option<&Resolution>,
+    live: Option<&Live>,
+    warnings: &mut Diagnostics,
+) -> Dwarf {
+    if opts.strip_debug {
+        return Dwarf::Strip;
+    }
+    let removed_any = match (resolution, live) {
+        (Some(r), Some(l)) => r
+            .outs
+            .iter()
+            .zip(&l.outs)
+            .any(|(o, &keep)| !keep && is_code_or_data(o.kind)),
+        _ => false,
+    };
+    if removed_any && has_sections(inputs.modules) {
+        warnings.push(Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::global_error(
+                "debug sections are dropped because --gc-sections removed code they describe",
+            )
+        });
+        return Dwarf::Drop;
+    }
+    Dwarf::Merge
+}
+
+pub(crate) fn is_code_or_data(k: SymbolKind) -> bool {
+    matches!(k, SymbolKind::Function | SymbolKind::Variable)
+}
+
+fn has_sections(modules: &[Module]) -> bool {
+    modules.iter().any(|m| {
+        m.items
+            .iter()
+            .any(|i| matches!(i.kind, ItemKind::Section(_)))
+    })
+}

@@ -6,9 +6,11 @@ use std::fmt::Write as _;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::ir::{ItemKind, Linkage, SymbolKind, TypeClass};
-use crate::link::db::{ModSym, SymbolDb};
+use crate::link::db::SymbolDb;
 use crate::link::gc;
-use crate::link::report::{display_name, Inputs};
+use crate::link::inputs::Inputs;
+use crate::link::inputs::ModSym;
+use crate::link::report::display_name;
 use crate::link::resolve::Resolution;
 use crate::link::Analysis;
 use crate::source::SourceMap;

@@ -5,10 +5,11 @@
 use std::fmt::Write as _;
 
 use crate::ir::{ItemKind, Linkage, RefKind, SymbolKind};
-use crate::link::db::ModSym;
 use crate::link::gc::Live;
+use crate::link::inputs::Inputs;
+use crate::link::inputs::ModSym;
 use crate::link::names::Names;
-use crate::link::report::{display_name, Inputs};
+use crate::link::report::display_name;
 use crate::link::resolve::{OutSym, Resolution};
 
 fn at(inputs: &Inputs, s: ModSym, span: crate::source::Span) -> String {

@@ -9,13 +9,13 @@
 use rayon::prelude::*;
 
 use super::db::SymbolDb;
-use super::dwarf::{self, Merged};
+use super::debug::{self, DebugPlan, Dwarf};
+use super::dwarf;
 use super::gc::{self, GcOptions, Live};
 use super::header::{self, HeaderOptions, MergedHeader};
+use super::inputs::Inputs;
 use super::names::{self, Names};
-use super::report::Inputs;
 use super::resolve::{self, Resolution};
-use super::write::{self, Dwarf, FileNumbers};
 use super::{abi, variables};
 use crate::diag::{Diagnostic, Diagnostics, Severity};
 use crate::ir::{ItemKind, Module, SymbolKind};
@@ -41,14 +41,6 @@ impl Default for LinkOptions {
             strip_debug: false,
         }
     }
-}
-
-/// The debug information of the output: the policy, the numbering of `.file`
-/// directives, and with [`Dwarf::Merge`] the merged sections.
-pub(crate) struct DebugPlan {
-    pub dwarf: Dwarf,
-    pub files: FileNumbers,
-    pub merged: Option<Merged>,
 }
 
 /// Everything decided about one link.
@@ -130,7 +122,7 @@ pub(crate) fn analyze<'a>(
         &mut warnings,
     );
     let t = Stopwatch::start();
-    let files = write::number_files(&inputs);
+    let files = debug::number_files(&inputs);
     let merged = (dwarf == Dwarf::Merge).then(|| dwarf::merge(&inputs, &files.maps));
     timings.push(t.stop("debug sections"));
     // `debug` needs the DWARF of a module that asked for it (ptxas: "Debug information

@@ -7,16 +7,7 @@ use rustc_hash::FxHashSet;
 
 use crate::ir::{ItemKind, Linkage, Module, RefKind, SymbolId, SymbolKind};
 
-use super::report::Inputs;
-
-/// A symbol of one input module.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct ModSym {
-    /// Index of the module in link order.
-    pub module: u32,
-    /// The symbol within that module.
-    pub id: SymbolId,
-}
+use super::inputs::{Inputs, ModSym};
 
 /// A node of the reference graph: a symbol, or a module's "root" (uses that belong to
 /// no symbol, such as debug sections).

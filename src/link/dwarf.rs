@@ -30,7 +30,7 @@ use crate::ir::ItemKind;
 use crate::source::Span;
 
 use self::block::{Block, Value};
-use super::report::Inputs;
+use super::inputs::Inputs;
 use super::rope::Rope;
 
 /// Why a module's debug data is dropped: where, and what is not supported.

@@ -8,8 +8,9 @@
 //! References from debug sections do not keep anything alive; when something is
 //! removed, the debug sections (which may name it) are dropped.
 
-use super::db::{ModSym, SymbolDb};
-use super::report::Inputs;
+use super::db::SymbolDb;
+use super::inputs::Inputs;
+use super::inputs::ModSym;
 use super::resolve::Resolution;
 use crate::ir::{Linkage, SymbolKind};
 

@@ -6,7 +6,7 @@ use crate::ir::{Header, TexMode};
 use crate::parse::parse_arch;
 use crate::source::Span;
 
-use super::report::Inputs;
+use super::inputs::Inputs;
 
 /// The header of the merged module.
 #[derive(Clone, Debug, PartialEq, Eq)]

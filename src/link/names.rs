@@ -22,7 +22,7 @@ use rustc_hash::FxHashSet;
 use crate::ir::SymbolKind;
 
 use super::db::name_hash;
-use super::report::Inputs;
+use super::inputs::Inputs;
 use super::resolve::{OutSym, Resolution};
 use super::shards::NameShards;
 

@@ -1,16 +1,10 @@
-//! Helpers for link diagnostics in lld's shape:
+//! How link diagnostics show symbol names, in lld's shape:
 //!
 //! ```text
 //! error: duplicate symbol: tmax<int>(int, int) (_Z4tmaxIiET_S0_S0_)
 //! >>> defined at a.ptx:12:44
 //! >>> defined at b.ptx:40:44
 //! ```
-
-use crate::diag::Diagnostic;
-use crate::ir::Module;
-use crate::source::{SourceMap, Span};
-
-use super::db::ModSym;
 
 /// A symbol name shown as users wrote it, demangled only when it is displayed (a
 /// link resolves many names and reports few).
@@ -34,50 +28,4 @@ pub(crate) fn display_name(name: &[u8]) -> String {
         }
     }
     raw
-}
-
-/// The linker's view of the inputs, for building messages.
-pub(crate) struct Inputs<'a> {
-    pub sources: &'a SourceMap,
-    pub modules: &'a [Module],
-}
-
-impl<'a> Inputs<'a> {
-    pub fn module(&self, s: ModSym) -> &'a Module {
-        &self.modules[s.module as usize]
-    }
-
-    pub fn src(&self, module: u32) -> &'a [u8] {
-        self.sources
-            .file(self.modules[module as usize].file)
-            .bytes()
-    }
-
-    pub fn name(&self, s: ModSym) -> &'a [u8] {
-        self.module(s).symbol_name(s.id)
-    }
-
-    pub fn file_name(&self, module: u32) -> &'a str {
-        self.sources.file(self.modules[module as usize].file).name()
-    }
-
-    /// The span of the symbol's definition, else of its first declaration.
-    pub fn def_span(&self, s: ModSym) -> Span {
-        let sym = self.module(s).symbol(s.id);
-        sym.definition().unwrap_or(&sym.decls[0]).name
-    }
-
-    /// An error located at `span` in `module`.
-    pub fn error_at(&self, module: u32, span: Span, msg: String) -> Diagnostic {
-        Diagnostic::error(self.modules[module as usize].file, span, msg)
-    }
-
-    /// An error in lld's shape: the message, then `>>> what at file:line:col` notes.
-    pub fn error_notes(&self, msg: String, notes: &[(&str, ModSym, Span)]) -> Diagnostic {
-        let mut d = Diagnostic::global_error(msg);
-        for &(what, s, span) in notes {
-            d = d.with_note(self.module(s).file, span, what);
-        }
-        d
-    }
 }

@@ -16,8 +16,10 @@ use crate::diag::Diagnostic;
 use crate::ir::{ItemKind, Linkage, Module, StateSpace, SymbolId, SymbolKind};
 
 use super::compat::{signature_mismatch, var_size};
-use super::db::{is_global, is_opaque_var, ModSym, SymbolDb};
-use super::report::{Inputs, Shown};
+use super::db::{is_global, is_opaque_var, SymbolDb};
+use super::inputs::Inputs;
+use super::inputs::ModSym;
+use super::report::Shown;
 
 /// Functions the CUDA driver provides: they stay `.extern` unless an input defines them.
 pub const SYSTEM_CALLS: &[&str] = &["vprintf", "malloc", "free", "__assertfail"];

@@ -5,8 +5,9 @@ use petgraph::graph::DiGraph;
 use rustc_hash::FxHashMap;
 
 use super::db::SymbolDb;
+use super::inputs::Inputs;
 use super::names::Names;
-use super::report::{display_name, Inputs};
+use super::report::display_name;
 use super::resolve::Resolution;
 use crate::diag::Diagnostic;
 use crate::ir::SymbolKind;

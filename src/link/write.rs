@@ -16,9 +16,10 @@ use crate::ir::{ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
 use super::analysis::Analysis;
-use super::db::ModSym;
+use super::debug::Dwarf;
+use super::inputs::Inputs;
+use super::inputs::ModSym;
 use super::names::Names;
-use super::report::Inputs;
 use super::resolve::{find_symbol, Resolution};
 use super::rope::Rope;
 
@@ -30,28 +31,6 @@ type Edit<'r> = (Span, Cow<'r, [u8]>);
 /// Output symbols per parallel task when prototypes and variables are laid out:
 /// large enough that appending the pieces in order costs little next to making them.
 const CHUNK: usize = 2048;
-
-/// How debug sections are carried over.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Dwarf {
-    /// The sections of all modules are merged, one block per section
-    /// ([`super::dwarf`]). A module whose debug data could not be merged loses its
-    /// sections and the `.loc` attributes that name their labels.
-    Merge,
-    /// Drop all sections and the `.loc` attributes that name their labels: code
-    /// removed by `--gc-sections` that the DWARF describes.
-    Drop,
-    /// `--strip-debug`: also drop `.file`, every `.loc` and the `debug` target option.
-    Strip,
-}
-
-/// The `.file` numbering of the merged module (see [`number_files`]).
-pub(crate) struct FileNumbers {
-    /// Per module: old index → new index.
-    pub maps: Vec<FxHashMap<u32, u32>>,
-    /// The `.file` items to emit, one per new number: (module, item index).
-    items: Vec<(u32, usize)>,
-}
 
 struct Writer<'i, 'a> {
     inputs: &'i Inputs<'a>,
@@ -527,33 +506,4 @@ fn splice(out: &mut Rope, mi: u32, span: Span, edits: &[Edit<'_>], kept: &KeptTe
         pos = s.hi;
     }
     push(out, pos, span.hi);
-}
-
-/// Numbers the `.file` entries of all modules 1, 2, ...; identical entries (same
-/// name, timestamp and size) share a number.
-pub(crate) fn number_files(inputs: &Inputs) -> FileNumbers {
-    let mut by_text: FxHashMap<&[u8], u32> = FxHashMap::default();
-    let mut maps = Vec::new();
-    let mut items = Vec::new();
-    for (mi, m) in inputs.modules.iter().enumerate() {
-        let mut map = FxHashMap::default();
-        for &id in &m.file_directives {
-            let (ii, item) = (id.0 as usize, m.item(id));
-            if let ItemKind::File(f) = &item.kind {
-                let key = Span::new(f.index_span.hi, item.span.hi);
-                let key = m
-                    .kept
-                    .slice(key)
-                    .unwrap_or_else(|| &inputs.src(mi as u32)[key.range()]);
-                let next = by_text.len() as u32 + 1;
-                let new = *by_text.entry(key).or_insert_with(|| {
-                    items.push((mi as u32, ii));
-                    next
-                });
-                map.insert(f.index, new);
-            }
-        }
-        maps.push(map);
-    }
-    FileNumbers { maps, items }
 }

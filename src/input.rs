@@ -11,9 +11,10 @@
 //! that many small inputs failed with ENOMEM; LLVM's `MemoryBuffer` maps no file
 //! under 16 KiB either (`shouldUseMmap` in llvm/lib/Support/MemoryBuffer.cpp: "We
 //! don't use mmap for small files because this can severely fragment our address
-//! space"). Reading every small file into memory instead of keeping it open cost
-//! the 105 MB benchmark link 11 MB more peak memory (2,200 of its 2,310 inputs are
-//! under 16 KiB), so open files come first.
+//! space"). Reading every small file into memory instead of keeping it open would
+//! hold its text from parsing until the output is written, which raises the peak
+//! memory of a link of many small modules (the usual case) for nothing, so open
+//! files come first.
 //!
 //! # Why the `unsafe` map is sound enough here
 //!
@@ -394,7 +395,8 @@ pub fn check_len(path: &Path, len: u64) -> Result<(), InputError> {
 /// before the process starts threads: it raises the open-file limit to its hard
 /// limit and grows the file descriptor table to hold `expected` more files now,
 /// because growing it while threads run waits for an RCU grace period each time it
-/// doubles (45-80 ms more for 2,310 inputs, measured). Inputs beyond what the limit
+/// doubles, which made the reading phase of a link of thousands of inputs several
+/// times longer (docs/performance.md). Inputs beyond what the limit
 /// allows are simply not kept open. Without this call no file is kept open.
 pub fn keep_files_open(expected: usize) {
     open_files::reserve(expected);
@@ -564,8 +566,8 @@ pub fn read_opened(path: &Path, opened: Opened) -> Result<(Bytes, Option<Metadat
     let len = meta.len() as usize;
     // A file kept open is mapped only if something asks for its bytes through the
     // mapping; the linker reads them with `pread` (parsing, writing), so usually
-    // nothing does. Each `mmap` took the address-space lock that the other
-    // threads' page faults wait for (`perf`: `mmap` 2.8% of a link's CPU time).
+    // nothing does. Each `mmap` takes the address-space lock that the other
+    // threads' page faults wait for.
     let (mapping, file) = if keep_open {
         (Mapping::later(len, path), Some(file))
     } else {

@@ -1,7 +1,7 @@
 //! ELF host objects carrying a fatbin (x86-64 Linux), written with `object::write`,
 //! and the reverse: finding the fatbin in an object nvcc (or ptxld) wrote.
 //!
-//! Shape (fatbin-format.md §10, the one nvcc and LLVM's offload wrapper use):
+//! Shape (docs/containers.md §10, the one nvcc and LLVM's offload wrapper use):
 //! `.nv_fatbin` (PROGBITS, A, align 8) holds the container; `.nvFatBinSegment`
 //! (PROGBITS, WA, align 8) holds the 24-byte `__fatBinC_Wrapper_t` {magic
 //! 0x466243B1, version 1, pointer to the container, 0} with an `R_X86_64_64`

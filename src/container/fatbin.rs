@@ -1,6 +1,7 @@
 //! The fatbin container: writing PTX entries and reading entries back.
-//! Byte layout: ../shared/reference/fatbin-format.md (verified against NVIDIA's
-//! `fatbinary` 13.5 and libnvfatbin 12.9); summarised in docs/containers.md.
+//! Byte layout: docs/containers.md, "Byte layout" (verified against NVIDIA's
+//! `fatbinary` 13.5 and libnvfatbin 12.9), whose sections are the §N cited in
+//! `src/container/`.
 
 use std::fmt;
 
@@ -420,7 +421,7 @@ mod tests {
         }])
     }
 
-    /// The annotated example of fatbin-format.md §8, byte for byte.
+    /// The annotated example of docs/containers.md §8, byte for byte.
     #[test]
     fn matches_the_documented_example() {
         let text = vec![b'x'; 73];

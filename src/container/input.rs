@@ -47,7 +47,7 @@ fn choose(entries: &[fatbin::Entry], target: Option<Target>) -> Result<Extracted
         return Err("the fatbin holds no entries: no PTX or cubin to link".to_string());
     };
     // Host platform: every entry must be for the same host, and for Linux, which is
-    // what ptxld writes (fatbin-format.md §5).
+    // what ptxld writes (docs/containers.md §5).
     let host = |e: &fatbin::Entry| e.flags & (fatbin::flags::HOST_MASK | fatbin::flags::ADDR64);
     if let Some(e) = entries.iter().find(|e| host(e) != host(first)) {
         return Err(format!(

@@ -1,5 +1,5 @@
 //! ABI conformance, after NVIDIA's "PTX Writer's Guide to Interoperability"
-//! (../shared/seeds/ptx-interoperability-guide-13.0.md): reported as warnings during a
+//! (CUDA 13.0 documentation; the § below are its sections): reported as warnings during a
 //! link and by `ptxld check`.
 //!
 //! * PTX ISA before 2.0 cannot make ABI calls;

@@ -1,5 +1,5 @@
 //! Compatibility of declarations across modules: variable sizes and function
-//! prototypes, by PTX's type compatibility (ISA 5.2.1; linking-rules.md §6, §7).
+//! prototypes, by PTX's type compatibility (ISA 5.2.1; docs/linking.md §6, §7).
 
 use crate::ir::{element_bytes, Declarator, Param, Signature, Type, TypeClass, TypeSpec};
 

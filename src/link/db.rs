@@ -38,7 +38,7 @@ pub(crate) fn is_global(m: &Module, id: SymbolId) -> bool {
 }
 
 /// `.texref`, `.samplerref`, `.surfref` variables: the driver binds them by name, so
-/// even module-local ones are one symbol per name (linking-rules.md §8).
+/// even module-local ones are one symbol per name (docs/linking.md §8).
 pub(crate) fn is_opaque_var(m: &Module, id: SymbolId) -> bool {
     let s = m.symbol(id);
     s.kind == SymbolKind::Variable
@@ -169,7 +169,8 @@ impl<'a> SymbolDb<'a> {
 /// hash. A slot holds the 4-byte position alone, not the name (a 16-byte slice) and
 /// position, so the table of a large link (200,000 names) is a fifth of the size and
 /// its probes miss the cache far less: with a map from names, building the index
-/// took 7 ms for the x1 benchmark link and 37 ms for x4 (docs/performance.md).
+/// grew faster than the input, since the table outgrew the caches
+/// (docs/performance.md).
 struct NameIndex(hashbrown::HashTable<u32>);
 
 impl NameIndex {

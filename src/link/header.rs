@@ -1,5 +1,5 @@
 //! Merging module headers: `.version`, `.target` and `.address_size`
-//! (linking-rules.md §9; docs/linking.md).
+//! (docs/linking.md §9).
 
 use crate::diag::Diagnostic;
 use crate::ir::{Header, TexMode};

@@ -1,7 +1,7 @@
 //! Resolution: decides, for every symbol of every input, which definition the
 //! merged module keeps and what each reference binds to, by NVIDIA's linkage rules
-//! (../shared/reference/linking-rules.md, summarised with experiments in
-//! docs/linking.md):
+//! as measured with nvJitLink and ptxas (docs/linking.md; its "Rule sections" are
+//! the §N cited across `src/link/`):
 //!
 //! * only `.extern` imports; it binds to a `.visible`, `.weak` or `.common` definition;
 //! * two `.visible` definitions are a duplicate; `.visible` beats `.weak`; among

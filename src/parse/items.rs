@@ -14,8 +14,8 @@ use crate::source::Span;
 /// [`ItemKind::Error`] items after a diagnostic.
 pub(crate) fn items(c: &mut Cursor, header: &mut Header, locs: &mut Locs) -> Vec<Item> {
     // Items are gathered in this thread's scratch vector and moved into one of exact
-    // size: growing each module's vector by doubling copied it several times (the
-    // front end of a 2,310-module link: -1 ms of 165, docs/performance.md).
+    // size: growing each module's vector by doubling copied it several times and
+    // left unused room in every module's IR.
     let mut items = SCRATCH.take();
     while !c.at_end() {
         let start = c.pos;
@@ -496,8 +496,8 @@ fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
         }
     }
     // Room for one: a variable item almost always declares a single name, and the
-    // first push of an empty vector makes room for four (2.7 MB of 80-byte
-    // declarators never used in the x1 benchmark link).
+    // first push of an empty vector makes room for four (80-byte declarators that a
+    // link of thousands of modules would hold, unused, until it ends).
     let mut declarators = Vec::with_capacity(1);
     loop {
         let decl = declarator(c, true)?;

@@ -2,8 +2,8 @@
 //! as the link's result is known, and leaves the process teardown to a child.
 //!
 //! After the output is renamed into place, ending the process still costs time: the
-//! kernel unmaps thousands of inputs and frees the link's memory (measured 14–24 ms
-//! on the 105 MB benchmark link, docs/performance.md). A build waits for none of it.
+//! kernel unmaps thousands of inputs and frees the link's memory, a noticeable part
+//! of a large link's time (docs/performance.md). A build waits for none of it.
 //! So, as mold does, the command forks before any thread starts: the child links and
 //! reports the exit status through a pipe the moment its output and messages are
 //! complete, then closes its standard streams and tears itself down; the parent,

@@ -16,8 +16,6 @@ mod cli;
 #[cfg(target_os = "linux")]
 mod early_exit;
 mod generate;
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-mod huge_pages;
 mod rsp;
 #[cfg(unix)]
 mod sigbus;
@@ -124,8 +122,8 @@ fn run(o: Options) -> bool {
 }
 
 /// glibc's allocator grows each thread's heap in small `mprotect` steps: a 170 MB link
-/// made 18,000 such calls (`strace -c`), a quarter of its run time. A 64 MiB top pad
-/// makes every growth step large (measured: 1.31 s -> 0.88 s; docs/performance.md).
+/// made 18,000 such calls (`strace -c`), a large share of its run time. A 64 MiB top
+/// pad makes every growth step large (docs/performance.md).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn tune_allocator() {
     // SAFETY: mallopt only changes allocator tuning; it is called before any thread
@@ -139,8 +137,6 @@ fn tune_allocator() {
 fn tune_allocator() {}
 
 fn main() -> ExitCode {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    huge_pages::restore_environment();
     tune_allocator();
     let options = match args::parse(std::env::args_os().skip(1).collect()) {
         Ok(Parsed::Run(o)) => *o,
@@ -164,19 +160,6 @@ fn main() -> ExitCode {
         .all(|w| to_stderr(&format!("warning: {w}\n")));
     if !warned {
         return ExitCode::from(1);
-    }
-    // Before the fork and before any thread starts; returns unless the exec failed.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if let Mode::Link(job) | Mode::Check { job, .. } = &options.mode {
-        huge_pages::reexec_for(&job.input_files());
-        if job.stats
-            && !to_stderr(&format!(
-                "ptxld: stats: huge pages for the heap: {}\n",
-                huge_pages::status()
-            ))
-        {
-            return ExitCode::from(1);
-        }
     }
     // Before any thread starts: a fork copies only the calling thread.
     #[cfg(target_os = "linux")]

@@ -488,9 +488,9 @@ pub(super) fn pipeline(
 /// other runnable thread between attempts) before it sleeps between attempts. A
 /// thread that blocks is woken by the other, and the scheduler then often runs the
 /// two on one CPU for many milliseconds, one waiting while the other works, with
-/// the second CPU idle (seen in `perf sched` of the x1 link: writing took 32–42 ms
-/// instead of 23–25). Neither waits longer than about a chunk's fill (0.2 ms) in a
-/// link.
+/// the second CPU idle (`perf sched` shows it; the writing phase then takes about
+/// half as long again). In a link neither waits longer than about the time it takes
+/// to fill one chunk, far less than this.
 const POLL_FOR: Duration = Duration::from_millis(5);
 
 /// A wait for the other thread: yielding for up to [`POLL_FOR`], then sleeping

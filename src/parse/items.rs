@@ -247,15 +247,7 @@ fn target(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {
 
 /// `sm_80` → (80, None); `sm_90a` → (90, Some(b'a')).
 pub fn parse_arch(text: &[u8]) -> Option<(u32, Option<u8>)> {
-    let rest = text.strip_prefix(b"sm_")?;
-    let (digits, suffix) = match rest.last()? {
-        s @ (b'a' | b'f') => (&rest[..rest.len() - 1], Some(*s)),
-        _ => (rest, None),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some((std::str::from_utf8(digits).ok()?.parse().ok()?, suffix))
+    crate::Arch::parse_bytes(text).map(|a| (a.sm(), a.suffix()))
 }
 
 fn address_size(c: &mut Cursor, header: &mut Header) -> PResult<ItemKind> {

@@ -14,7 +14,7 @@ use ptxld::container::Emit;
 use ptxld::driver::{InputSpec, Job};
 use ptxld::link::header::parse_version;
 
-use crate::cli::{self, spelling, ALONE, CHECK, INPUTS, LINK, OPTIONS, PARSE};
+use crate::cli::{self, spelling, Modes, ALONE, CHECK, INPUTS, LINK, OPTIONS, PARSE};
 use crate::rsp;
 
 /// What the command does.
@@ -59,53 +59,12 @@ pub type Error = anyhow::Error;
 /// Understands `args` (without the program name).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let (args, rsp_files) = rsp::expand(args).map_err(anyhow::Error::msg)?;
-    let args = cli::normalize(args);
-    let matches = match cli::command()
-        .try_get_matches_from(std::iter::once(OsString::from("ptxld")).chain(args))
-    {
+    let matches = match clap_matches(args)? {
         Ok(m) => m,
-        Err(e) => {
-            use clap::error::ErrorKind::*;
-            return match e.kind() {
-                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => {
-                    Ok(Parsed::Print(e.render().to_string().into_bytes()))
-                }
-                _ => {
-                    let text = e.render().to_string();
-                    let text = text.trim_end();
-                    Err(anyhow!("{}", text.strip_prefix("error: ").unwrap_or(text)))
-                }
-            };
-        }
+        Err(print) => return Ok(Parsed::Print(print)),
     };
-    let (m, mode, mode_name) = match matches.subcommand() {
-        Some(("check", sub)) => (sub, CHECK, "ptxld check"),
-        _ => {
-            let m = &matches;
-            if given(m, "generate") {
-                (m, ALONE, "--generate")
-            } else if given(m, "print-symbols") {
-                (m, PARSE, "--print-symbols")
-            } else if given(m, "syntax-only") {
-                (m, PARSE, "--syntax-only")
-            } else {
-                (m, LINK, "a link")
-            }
-        }
-    };
-    for o in OPTIONS {
-        if given(m, o.id) && o.modes & mode == 0 {
-            let only = match o.modes {
-                CHECK => " (it applies only to ptxld check)",
-                PARSE => " (it is a mode of its own)",
-                _ => "",
-            };
-            return Err(anyhow!(
-                "{} does not apply to {mode_name}{only}; see ptxld --help",
-                spelling(o)
-            ));
-        }
-    }
+    let (m, mode, mode_name) = mode_of(&matches);
+    refuse_foreign_options(m, mode, mode_name)?;
     if mode == ALONE {
         if given(m, INPUTS) {
             return Err(anyhow!("--generate takes no inputs"));
@@ -135,8 +94,87 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     }
     let threads = last_number("threads").map(|&n| thread_count(n, inputs));
     let error_limit = job.error_limit;
-    let files = |job: &Job| -> Vec<PathBuf> { job.input_files() };
-    let mode = match mode {
+    let mode = run_mode(m, mode, mode_name, job)?;
+    let warnings = m
+        .get_many::<String>("z")
+        .into_iter()
+        .flatten()
+        .map(|k| format!("unknown -z value: {k}"))
+        .collect();
+    Ok(Parsed::Run(Box::new(Options {
+        fork: matches!(mode, Mode::Link(_)) && !given(m, "no-fork"),
+        mode,
+        threads,
+        error_limit,
+        warnings,
+        inputs,
+    })))
+}
+
+/// Runs the options table's parser over the normalized arguments: the matches, or
+/// what to print instead (`--help`, `--version`).
+fn clap_matches(args: Vec<OsString>) -> Result<Result<ArgMatches, Vec<u8>>, Error> {
+    let args = cli::normalize(args);
+    match cli::command().try_get_matches_from(std::iter::once(OsString::from("ptxld")).chain(args))
+    {
+        Ok(m) => Ok(Ok(m)),
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            match e.kind() {
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => {
+                    Ok(Err(e.render().to_string().into_bytes()))
+                }
+                _ => {
+                    let text = e.render().to_string();
+                    let text = text.trim_end();
+                    Err(anyhow!("{}", text.strip_prefix("error: ").unwrap_or(text)))
+                }
+            }
+        }
+    }
+}
+
+/// The matches of the mode the command line chose, the mode, and its name in
+/// messages.
+fn mode_of(matches: &ArgMatches) -> (&ArgMatches, Modes, &'static str) {
+    match matches.subcommand() {
+        Some(("check", sub)) => (sub, CHECK, "ptxld check"),
+        _ => {
+            let m = matches;
+            if given(m, "generate") {
+                (m, ALONE, "--generate")
+            } else if given(m, "print-symbols") {
+                (m, PARSE, "--print-symbols")
+            } else if given(m, "syntax-only") {
+                (m, PARSE, "--syntax-only")
+            } else {
+                (m, LINK, "a link")
+            }
+        }
+    }
+}
+
+/// Refuses, by name, an option given to a mode it does not apply to.
+fn refuse_foreign_options(m: &ArgMatches, mode: Modes, mode_name: &str) -> Result<(), Error> {
+    for o in OPTIONS {
+        if given(m, o.id) && o.modes & mode == 0 {
+            let only = match o.modes {
+                CHECK => " (it applies only to ptxld check)",
+                PARSE => " (it is a mode of its own)",
+                _ => "",
+            };
+            return Err(anyhow!(
+                "{} does not apply to {mode_name}{only}; see ptxld --help",
+                spelling(o)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What to run in `mode`, with the job the command line describes.
+fn run_mode(m: &ArgMatches, mode: Modes, mode_name: &str, mut job: Job) -> Result<Mode, Error> {
+    Ok(match mode {
         PARSE => {
             if job.inputs.iter().any(|i| !matches!(i, InputSpec::File(_))) {
                 return Err(anyhow!(
@@ -145,9 +183,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
                 ));
             }
             if given(m, "print-symbols") {
-                Mode::PrintSymbols(files(&job))
+                Mode::PrintSymbols(job.input_files())
             } else {
-                Mode::SyntaxOnly(files(&job))
+                Mode::SyntaxOnly(job.input_files())
             }
         }
         CHECK => {
@@ -167,28 +205,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
                 Some(o) => job.output = o.clone(),
                 None => {
                     return Err(anyhow!(
-                        "no output file: use -o FILE (or -o - for standard \
-                                output); see ptxld --help"
+                        "no output file: use -o FILE (or -o - for standard output); see \
+                         ptxld --help"
                     ))
                 }
             }
             Mode::Link(Box::new(job))
         }
-    };
-    let warnings = m
-        .get_many::<String>("z")
-        .into_iter()
-        .flatten()
-        .map(|k| format!("unknown -z value: {k}"))
-        .collect();
-    Ok(Parsed::Run(Box::new(Options {
-        fork: matches!(mode, Mode::Link(_)) && !given(m, "no-fork"),
-        mode,
-        threads,
-        error_limit,
-        warnings,
-        inputs,
-    })))
+    })
 }
 
 /// True if option `id` was given on the command line (not a default).

@@ -34,7 +34,7 @@ pub use rope::{ModuleText, Rope};
 
 use rayon::prelude::*;
 
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Code, Diagnostic, Diagnostics};
 use crate::ir::Module;
 use crate::source::SourceMap;
 use crate::timing::Stopwatch;
@@ -82,7 +82,10 @@ pub fn link(
 ) -> Result<Linked, Diagnostics> {
     if modules.is_empty() {
         let mut d = Diagnostics::new();
-        d.push(Diagnostic::global_error("no input modules to link"));
+        d.push(Diagnostic::global_error(
+            Code::NoInput,
+            "no input modules to link",
+        ));
         return Err(d);
     }
     let inputs = report::Inputs { sources, modules };
@@ -272,8 +275,5 @@ fn has_sections(modules: &[Module]) -> bool {
 }
 
 fn warning(msg: &str) -> Diagnostic {
-    Diagnostic {
-        severity: crate::diag::Severity::Warning,
-        ..Diagnostic::global_error(msg)
-    }
+    Diagnostic::global_warning(Code::DebugInfo, msg)
 }

@@ -13,7 +13,7 @@ use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
@@ -621,11 +621,14 @@ fn variable_order(
             .filter(|n| indeg[n.index()] > 0)
             .map(|n| display_name(res.outs[g[n] as usize].name(inputs)))
             .collect();
-        return Err(vec![Diagnostic::global_error(format!(
-            "variables {} refer to each other in their initializers; PTX has no way to \
+        return Err(vec![Diagnostic::global_error(
+            Code::InitializerCycle,
+            format!(
+                "variables {} refer to each other in their initializers; PTX has no way to \
              declare a variable before its definition, so the cycle cannot be emitted",
-            stuck.join(", ")
-        ))]);
+                stuck.join(", ")
+            ),
+        )]);
     }
     Ok(order)
 }

@@ -203,7 +203,7 @@ impl Build {
         }
         let outcome = driver::run(&job).map_err(Error::Link)?;
         if self.cargo_metadata {
-            for line in outcome.messages.lines() {
+            for line in outcome.report.render().lines() {
                 println!("cargo:warning={line}");
             }
         }

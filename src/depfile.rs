@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::diag::Code;
 use crate::driver::{fail, Failure};
 use crate::path_bytes;
 
@@ -53,19 +54,25 @@ fn escape_make(path: &Path, target: bool) -> Result<Vec<u8>, Failure> {
         None => None,
     } {
         let shown = path.display().to_string();
-        return Err(fail(format!(
-            "cannot write the dependency file: the file name \"{}\" contains {what}, which \
+        return Err(fail(
+            Code::Depfile,
+            format!(
+                "cannot write the dependency file: the file name \"{}\" contains {what}, which \
              make cannot read",
-            shown.replace('\n', "\\n").replace('\t', "\\t")
-        )));
+                shown.replace('\n', "\\n").replace('\t', "\\t")
+            ),
+        ));
     }
     if name.first() == Some(&b'~') {
         let cwd = std::env::current_dir().map_err(|e| {
-            fail(format!(
-                "cannot write the dependency file: the file name {} begins with `~` and the \
+            fail(
+                Code::Depfile,
+                format!(
+                    "cannot write the dependency file: the file name {} begins with `~` and the \
                  current directory is unknown: {e}",
-                path.display()
-            ))
+                    path.display()
+                ),
+            )
         })?;
         name = path_bytes::bytes_of(cwd.join(path).as_os_str()).into_owned();
     }

@@ -11,7 +11,7 @@ use crate::archive;
 use crate::container::elf::write_host_object;
 use crate::container::fatbin::{self, PtxEntry};
 use crate::container::Emit;
-use crate::diag::Diagnostics;
+use crate::diag::{CheckReport, Code, Diagnostic, Diagnostics, Report, Severity};
 use crate::explain;
 use crate::frontend::container_choices;
 use crate::frontend::{parse_units, LoadOptions, Unit};
@@ -138,8 +138,9 @@ impl Job {
 pub struct Outcome {
     /// What was (or, for [`link_job`], would be) written to the output.
     output: Output,
-    /// Rendered warnings and `--verbose` lines (empty when there is nothing to say).
-    pub messages: String,
+    /// Warnings and log lines (`--verbose`, `--stats`, traces), in order, for the
+    /// caller to render ([`Report::render`]).
+    pub report: Report,
     /// Every file read: inputs, archives, response files.
     pub files_read: Vec<PathBuf>,
     /// The link map (of the first target), if `-Map` or `--print-map` asked for it.
@@ -251,25 +252,31 @@ impl Outcome {
     }
 }
 
-/// A failed link: the rendered diagnostics.
+/// A failed link: what it reported, errors included.
 #[derive(Debug)]
 pub struct Failure {
-    /// The diagnostics, as printed.
-    pub messages: String,
+    /// The diagnostics (resolved) and log lines, in order.
+    pub report: Report,
 }
 
 impl std::fmt::Display for Failure {
+    /// The report as the command line prints it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.messages.trim_end())
+        f.write_str(self.report.render().trim_end())
     }
 }
 
 impl std::error::Error for Failure {}
 
-pub(crate) fn fail(msg: impl Into<String>) -> Failure {
-    Failure {
-        messages: format!("error: {}\n", msg.into()),
+impl From<Report> for Failure {
+    fn from(report: Report) -> Failure {
+        Failure { report }
     }
+}
+
+/// A failure of one error without a location.
+pub(crate) fn fail(code: Code, msg: impl Into<String>) -> Failure {
+    Failure::from(Report::of(Diagnostic::global_error(code, msg)))
 }
 
 /// Finds `-lNAME` / `-l:FILE` in the search directories.
@@ -291,16 +298,19 @@ fn find_lib(name: &std::ffi::OsStr, dirs: &[PathBuf]) -> Result<PathBuf, Failure
         }
     }
     let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    Err(fail(format!(
-        "unable to find library -l{} ({}); searched: {}",
-        name.to_string_lossy(),
-        file.to_string_lossy(),
-        if searched.is_empty() {
-            "no directories (add one with -L DIR)".to_string()
-        } else {
-            searched.join(", ")
-        }
-    )))
+    Err(fail(
+        Code::LibraryNotFound,
+        format!(
+            "unable to find library -l{} ({}); searched: {}",
+            name.to_string_lossy(),
+            file.to_string_lossy(),
+            if searched.is_empty() {
+                "no directories (add one with -L DIR)".to_string()
+            } else {
+                searched.join(", ")
+            }
+        ),
+    ))
 }
 
 /// Inputs read and laid out for selection.
@@ -368,33 +378,6 @@ fn stamp_of(path: &Path, meta: Option<std::fs::Metadata>) -> Stamp {
     }
 }
 
-/// The read errors of one link, reported as diagnostics are: after `--error-limit`
-/// errors (0: no limit), one line says the rest are left out.
-struct ReadErrors {
-    text: String,
-    count: usize,
-    limit: usize,
-}
-
-impl ReadErrors {
-    fn new(limit: usize) -> ReadErrors {
-        ReadErrors {
-            text: String::new(),
-            count: 0,
-            limit,
-        }
-    }
-
-    fn push(&mut self, message: impl std::fmt::Display) {
-        if self.limit == 0 || self.count < self.limit {
-            self.text.push_str(&format!("error: {message}\n"));
-        } else if self.count == self.limit {
-            self.text.push_str(crate::diag::TOO_MANY_ERRORS);
-        }
-        self.count += 1;
-    }
-}
-
 impl Plan {
     /// Reads a member of a thin archive from `file`, as any input is read: the
     /// file is stamped and listed among the files read.
@@ -436,9 +419,10 @@ impl Plan {
         whole: bool,
         group: Option<u32>,
         stamps: &mut Vec<Stamp>,
-        errors: &mut ReadErrors,
+        errors: &mut Report,
     ) -> Result<(), Failure> {
-        let entries = archive::thin_members(data).map_err(|e| fail(format!("{name}: {e}")))?;
+        let entries =
+            archive::thin_members(data).map_err(|e| fail(Code::Archive, format!("{name}: {e}")))?;
         let dir = path.parent().unwrap_or(Path::new(""));
         let mut nested: std::collections::HashMap<PathBuf, Option<Bytes>> = Default::default();
         let first = self.units.len();
@@ -446,12 +430,13 @@ impl Plan {
         for entry in entries {
             let file = dir.join(&entry.path);
             let missing = |e: &dyn std::fmt::Display| {
-                format!(
+                let message = format!(
                     "{name}: member {}: {e}; a thin archive holds only the paths of its \
                      members, relative to its own directory: restore the file or rebuild \
                      the archive",
                     entry.path.display()
-                )
+                );
+                Diagnostic::global_error(Code::Archive, message)
             };
             modules.clear();
             match entry.nested {
@@ -527,8 +512,8 @@ impl Plan {
             self.units.push(Unit { name, path, bytes });
             return Ok(());
         }
-        let members =
-            archive::members(bytes.as_slice()).map_err(|e| fail(format!("{name}: {e}")))?;
+        let members = archive::members(bytes.as_slice())
+            .map_err(|e| fail(Code::Archive, format!("{name}: {e}")))?;
         let first = self.units.len();
         for m in members {
             self.units.push(Unit {
@@ -593,7 +578,8 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     let mut whole = false;
     let mut group: Option<u32> = None;
     let mut groups = 0;
-    let mut errors = ReadErrors::new(job.error_limit);
+    // Read errors are collected, so that one link reports every unreadable input.
+    let mut errors = Report::new();
     // File identity → the name it was first given as.
     let mut seen: std::collections::HashMap<FileKey, PathBuf> = Default::default();
     for (i, spec) in job.inputs.iter().enumerate() {
@@ -604,7 +590,10 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             }
             InputSpec::Group(true) => {
                 if group.is_some() {
-                    return Err(fail("--start-group inside a group (groups do not nest)"));
+                    return Err(fail(
+                        Code::Usage,
+                        "--start-group inside a group (groups do not nest)",
+                    ));
                 }
                 groups += 1;
                 group = Some(groups);
@@ -612,7 +601,7 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
             }
             InputSpec::Group(false) => {
                 if group.take().is_none() {
-                    return Err(fail("--end-group without --start-group"));
+                    return Err(fail(Code::Usage, "--end-group without --start-group"));
                 }
                 continue;
             }
@@ -632,18 +621,21 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         let (bytes, meta) = match read {
             Ok(r) => r,
             Err(e) => {
-                errors.push(e);
+                errors.push(Diagnostic::from(&e));
                 continue;
             }
         };
         if !archive::is_archive(bytes.head()) && path != Path::new("-") {
             if let Some(key) = file_key(&path, meta.as_ref()) {
                 if let Some(first) = seen.get(&key) {
-                    errors.push(format!(
-                        "{} is given twice (also as {}); each of its definitions would be \
+                    errors.push(Diagnostic::global_error(
+                        Code::DuplicateInput,
+                        format!(
+                            "{} is given twice (also as {}); each of its definitions would be \
                          duplicated",
-                        path.display(),
-                        first.display()
+                            path.display(),
+                            first.display()
+                        ),
                     ));
                     continue;
                 }
@@ -667,15 +659,13 @@ fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
         p.add(name, Some(path), bytes, whole, group)?;
     }
     if group.is_some() {
-        return Err(fail("--start-group without --end-group"));
+        return Err(fail(Code::Usage, "--start-group without --end-group"));
     }
-    if errors.count > 0 {
-        return Err(Failure {
-            messages: errors.text,
-        });
+    if !errors.is_empty() {
+        return Err(Failure::from(errors));
     }
     if p.units.is_empty() {
-        return Err(fail("no input files"));
+        return Err(fail(Code::NoInput, "no input files"));
     }
     p.read_time = Some(start.stop("read inputs"));
     Ok(p)
@@ -694,7 +684,7 @@ fn prepare(
     job: &Job,
     plan: Plan,
     arch: Option<&str>,
-    messages: &mut String,
+    report: &mut Report,
 ) -> Result<Prepared, Failure> {
     let files_read = plan.files_read;
     let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
@@ -721,7 +711,7 @@ fn prepare(
     let selection = select(&plan.pieces, &lookup, &name_of, &job.undefined);
     if job.verbose {
         for line in &selection.log {
-            messages.push_str(&format!("ptxld: {line}\n"));
+            report.log(format!("ptxld: {line}\n"));
         }
     }
     // Keep the selected modules, in load order; diagnostics of members never loaded
@@ -738,23 +728,21 @@ fn prepare(
         .collect();
     let kept: std::collections::HashSet<_> = modules.iter().map(|m| m.file).collect();
     let mut diagnostics = Diagnostics::new();
-    diagnostics.extend(
-        parsed
-            .diagnostics
-            .into_iter()
-            .filter(|d| d.file.is_none_or(|f| kept.contains(&f))),
-    );
-    messages.push_str(&diagnostics.render(&sources, job.error_limit));
-    if diagnostics.has_errors() {
-        return Err(Failure {
-            messages: std::mem::take(messages),
-        });
+    diagnostics.extend(parsed.diagnostics.into_iter().filter(|d| {
+        let file = d.location.as_ref().and_then(|l| l.source()).map(|(f, _)| f);
+        file.is_none_or(|f| kept.contains(&f))
+    }));
+    let failed = diagnostics.has_errors();
+    let warned = !diagnostics.is_empty();
+    report.extend_resolved(diagnostics, &sources);
+    if failed {
+        return Err(Failure::from(std::mem::take(report)));
     }
     Ok(Prepared {
         sources,
         modules,
         files_read,
-        warned: !diagnostics.is_empty(),
+        warned,
     })
 }
 
@@ -787,12 +775,12 @@ struct Linked {
 }
 
 /// Parses `plan` once and links it for `archs` (targets whose container inputs give
-/// the same PTX); appends what to report to `messages`.
+/// the same PTX); adds what to report to `report`.
 fn link_targets(
     job: &Job,
     plan: Plan,
     archs: &[Option<&str>],
-    messages: &mut String,
+    report: &mut Report,
 ) -> Result<Linked, Failure> {
     let read_time = plan.read_time;
     let t = Stopwatch::start();
@@ -801,23 +789,21 @@ fn link_targets(
         modules,
         files_read,
         warned,
-    } = prepare(job, plan, archs[0], messages)?;
+    } = prepare(job, plan, archs[0], report)?;
     let parse_time = t.stop("parse, select members");
     let a = analyze(&sources, &modules, &link_options(job, archs));
     // Traces go first, so they are there when the link fails too.
-    messages.push_str(&explain::trace(&a, &job.trace));
+    report.log(explain::trace(&a, &job.trace));
     if !a.ok() {
-        messages.push_str(&a.errors.render(&sources, job.error_limit));
-        return Err(Failure {
-            messages: std::mem::take(messages),
-        });
+        report.extend_resolved(a.errors.clone(), &sources);
+        return Err(Failure::from(std::mem::take(report)));
     }
     if job.print_gc_sections {
         for r in explain::removed(&a) {
-            messages.push_str(&format!("ptxld: removing unused {r}\n"));
+            report.log(format!("ptxld: removing unused {r}\n"));
         }
     }
-    messages.push_str(&explain::why_live(&a, &job.why_live));
+    report.log(explain::why_live(&a, &job.why_live));
     let t = Stopwatch::start();
     let ptx: Vec<(Rope, MergedHeader)> = (0..a.headers.len())
         .map(|target| (layout(&a, target), a.headers[target].clone()))
@@ -825,22 +811,24 @@ fn link_targets(
     let layout_time = t.stop("layout and splicing");
     if job.stats {
         let bytes: usize = modules.iter().map(|m| sources.file(m.file).len()).sum();
-        messages.push_str(&format!(
+        report.log(format!(
             "ptxld: stats: {} modules, {:.1} MB of PTX\n",
             modules.len(),
             bytes as f64 / 1e6
         ));
         let phases = read_time.iter().chain([&parse_time]).chain(&a.timings);
         for phase in phases.chain([&layout_time]) {
-            messages.push_str(&phase.render());
+            report.log(phase.render());
         }
     }
-    messages.push_str(&a.warnings.render(&sources, job.error_limit));
-    if job.fatal_warnings && (warned || !a.warnings.is_empty()) {
-        messages.push_str("error: warnings are errors (--fatal-warnings)\n");
-        return Err(Failure {
-            messages: std::mem::take(messages),
-        });
+    let warned = warned || !a.warnings.is_empty();
+    report.extend_resolved(a.warnings.clone(), &sources);
+    if job.fatal_warnings && warned {
+        report.push(Diagnostic::global_error(
+            Code::FatalWarnings,
+            "warnings are errors (--fatal-warnings)",
+        ));
+        return Err(Failure::from(std::mem::take(report)));
     }
     let map = (job.map_file.is_some() || job.print_map)
         .then(|| explain::link_map(&a))
@@ -926,20 +914,45 @@ pub fn link_in_memory(inputs: &[MemoryInput], job: &Job) -> Result<Outcome, Fail
             p.add(input.name.clone(), None, bytes, false, None)?;
         }
         if p.units.is_empty() {
-            return Err(fail("no input modules"));
+            return Err(fail(Code::NoInput, "no input modules"));
         }
         Ok(p)
     };
     link_plans(job, &make)
 }
 
+/// Gives the report of a link's result the job's `--error-limit`, which its renderers
+/// apply.
+fn limited(job: &Job, result: Result<Outcome, Failure>) -> Result<Outcome, Failure> {
+    match result {
+        Ok(mut o) => {
+            o.report.set_error_limit(job.error_limit);
+            Ok(o)
+        }
+        Err(mut f) => {
+            f.report.set_error_limit(job.error_limit);
+            Err(f)
+        }
+    }
+}
+
 fn link_plans(
+    job: &Job,
+    make_plan: &dyn Fn() -> Result<Plan, Failure>,
+) -> Result<Outcome, Failure> {
+    limited(job, link_targets_of(job, make_plan))
+}
+
+/// Links every target of `job`, from the plans `make_plan` makes: one plan (one
+/// reading and parse of the inputs) for all targets whose inputs give the same PTX.
+fn link_targets_of(
     job: &Job,
     make_plan: &dyn Fn() -> Result<Plan, Failure>,
 ) -> Result<Outcome, Failure> {
     let emit = job.emit.unwrap_or_else(|| Emit::from_path(&job.output));
     if emit == Emit::Ptx && job.archs.len() > 1 {
         return Err(fail(
+            Code::Usage,
             "several --arch give several PTX modules: use --emit fatbin or --emit obj",
         ));
     }
@@ -951,7 +964,7 @@ fn link_plans(
     let first = make_plan()?;
     let groups = target_groups(&first, &archs);
     let mut first = Some(first);
-    let mut messages = String::new();
+    let mut report = Report::new();
     let mut files_read = Vec::new();
     let mut map = None;
     // A PTX output stays a rope over its sources until it is written; container
@@ -960,18 +973,20 @@ fn link_plans(
     let mut texts: Vec<Option<(Vec<u8>, MergedHeader)>> = archs.iter().map(|_| None).collect();
     for (gi, group) in groups.iter().enumerate() {
         // Another group links other container entries: read the inputs again for it.
-        // What it reports beyond the first group's messages is its errors.
+        // What it reports beyond the first group's report is its errors.
         let plan = match first.take() {
             Some(p) => p,
             None => make_plan()?,
         };
         let group_archs: Vec<Option<&str>> = group.iter().map(|&t| archs[t]).collect();
-        let mut msgs = String::new();
-        let linked = link_targets(job, plan, &group_archs, &mut msgs).map_err(|f| Failure {
-            messages: format!("{messages}{}", f.messages),
+        let mut this = Report::new();
+        let linked = link_targets(job, plan, &group_archs, &mut this).map_err(|f| {
+            let mut all = std::mem::take(&mut report);
+            all.append(f.report);
+            Failure::from(all)
         })?;
         if gi == 0 {
-            messages.push_str(&msgs);
+            report = this;
             files_read = linked.files_read;
             map = linked.map;
         }
@@ -1022,14 +1037,15 @@ fn link_plans(
             Output::Bytes(if emit == Emit::Fatbin {
                 container
             } else {
-                write_host_object(&container, &job.symbol)
-                    .map_err(|e| fail(format!("cannot build the ELF object: {e}")))?
+                write_host_object(&container, &job.symbol).map_err(|e| {
+                    fail(Code::Container, format!("cannot build the ELF object: {e}"))
+                })?
             })
         }
     };
     Ok(Outcome {
         output,
-        messages,
+        report,
         files_read,
         map,
         // Set by the caller that read the files (in-memory inputs have none).
@@ -1043,6 +1059,10 @@ fn link_plans(
 /// read, or two files it would write are one file: then nothing is written or
 /// removed.
 pub fn run(job: &Job) -> Result<Outcome, Failure> {
+    limited(job, link_and_write(job))
+}
+
+fn link_and_write(job: &Job) -> Result<Outcome, Failure> {
     check_standard_output(job)?;
     let first = Default::default();
     let mut o = match link_job_stamped(job, &first) {
@@ -1078,7 +1098,7 @@ fn shown(path: &Path) -> String {
 
 /// The error of a failed write of `path`.
 fn cannot_write(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
-    move |e| fail(format!("cannot write {}: {e}", shown(path)))
+    move |e| fail(Code::Io, format!("cannot write {}: {e}", shown(path)))
 }
 
 /// Refuses two outputs on standard output (`-o -`, `-Map -`, `--print-map`): they
@@ -1094,7 +1114,10 @@ fn check_standard_output(job: &Job) -> Result<(), Failure> {
     .filter_map(|(on, what)| on.then_some(what))
     .collect();
     match on_stdout[..] {
-        [a, b, ..] => Err(fail(format!("{a} and {b} both write standard output"))),
+        [a, b, ..] => Err(fail(
+            Code::Usage,
+            format!("{a} and {b} both write standard output"),
+        )),
         _ => Ok(()),
     }
 }
@@ -1125,16 +1148,20 @@ fn check_destinations(job: &Job, stamps: &[Stamp]) -> Result<(), Failure> {
     for (i, (what, dest)) in written.iter().enumerate() {
         if let Some(key) = dest.key() {
             if let Some(s) = stamps.iter().find(|s| s.key.as_ref() == Some(key)) {
-                return Err(fail(format!(
-                    "{what} is the same file as {}; refusing to overwrite it",
-                    s.describe()
-                )));
+                return Err(fail(
+                    Code::SameFile,
+                    format!(
+                        "{what} is the same file as {}; refusing to overwrite it",
+                        s.describe()
+                    ),
+                ));
             }
         }
         if let Some((other, _)) = written[..i].iter().find(|(_, d)| d.same_file_as(dest)) {
-            return Err(fail(format!(
-                "{what} is the same file as the {other}; refusing to overwrite it"
-            )));
+            return Err(fail(
+                Code::SameFile,
+                format!("{what} is the same file as the {other}; refusing to overwrite it"),
+            ));
         }
     }
     Ok(())
@@ -1219,18 +1246,19 @@ fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(),
         }),
     };
     if let Some(path) = changed.get() {
-        return Err(fail(InputError::Changed { path: path.clone() }.to_string()));
+        let changed = InputError::Changed { path: path.clone() };
+        return Err(Failure::from(Report::of(Diagnostic::from(&changed))));
     }
     written.map_err(|e| {
         // An input the writer could not read again (cut short meanwhile) is reported
         // as such, not as a failure to write.
         match e.get_ref().and_then(|e| e.downcast_ref::<InputError>()) {
-            Some(input) => fail(input.to_string()),
+            Some(input) => Failure::from(Report::of(Diagnostic::from(input))),
             None => cannot_write(&job.output)(e),
         }
     })?;
     if job.stats {
-        o.messages.push_str(&t.stop("writing the output").render());
+        o.report.log(t.stop("writing the output").render());
     }
     let mut files = vec![(output, job.output.as_path())];
     if let (Some(path), Some(map)) = (&job.map_file, &o.map) {
@@ -1240,7 +1268,7 @@ fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(),
     }
     if job.stats {
         if let Some(kb) = peak_rss_kb() {
-            o.messages.push_str(&format!(
+            o.report.log(format!(
                 "ptxld: stats: peak resident memory {:.1} MB\n",
                 kb as f64 / 1e3
             ));
@@ -1259,39 +1287,34 @@ fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(),
     Ok(())
 }
 
-/// `ptxld check`: links without writing anything and reports every finding (errors,
-/// ABI warnings, and where NVIDIA's nvJitLink would decide differently) as text or
-/// JSON. Returns the report and whether the set links.
-pub fn check(job: &Job, json: bool) -> (String, bool) {
+/// `ptxld check`: links without writing anything and collects every finding (errors,
+/// ABI warnings, and where NVIDIA's nvJitLink would decide differently), resolved,
+/// for the text and JSON reporters ([`CheckReport::to_text`], [`CheckReport::to_json`]).
+pub fn check(job: &Job) -> CheckReport {
     let arch = job.archs.first().map(String::as_str);
-    let mut messages = String::new();
-    let prepared = plan(job).and_then(|p| prepare(job, p, arch, &mut messages));
-    let findings = match prepared {
-        Err(f) => vec![crate::explain::check::Finding {
-            severity: "error",
-            message: f
-                .messages
-                .trim_end()
-                .trim_start_matches("error: ")
-                .to_string(),
-            locations: Vec::new(),
-        }],
-        Ok(p) => crate::explain::check::check(&analyze(
-            &p.sources,
-            &p.modules,
-            &link_options(job, &[arch]),
-        )),
+    // The log lines of reading and member selection are not part of the report.
+    let mut log = Report::new();
+    let prepared = plan(job).and_then(|p| prepare(job, p, arch, &mut log));
+    let (diagnostics, linked) = match prepared {
+        // Inputs that cannot be read or parsed: their diagnostics, resolved already.
+        Err(f) => (f.report.diagnostics().cloned().collect(), false),
+        Ok(p) => {
+            let analysis = analyze(&p.sources, &p.modules, &link_options(job, &[arch]));
+            let found = explain::check::check(&analysis);
+            let resolved = found.into_iter().map(|d| d.resolved(&p.sources));
+            (resolved.collect::<Vec<_>>(), true)
+        }
     };
     // With --fatal-warnings a warning fails the check as it fails the link.
-    let ok = !findings
-        .iter()
-        .any(|f| f.severity == "error" || (job.fatal_warnings && f.severity == "warning"));
-    let report = if json {
-        crate::explain::check::to_json(&findings, ok)
-    } else {
-        crate::explain::check::to_text(&findings)
-    };
-    (report, ok)
+    let ok = !diagnostics.iter().any(|d| {
+        d.severity == Severity::Error || (job.fatal_warnings && d.severity == Severity::Warning)
+    });
+    CheckReport {
+        diagnostics,
+        linked,
+        ok,
+        error_limit: job.error_limit,
+    }
 }
 
 /// Peak resident set size of this process in kB (Linux `VmHWM`), for `--stats`.

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::container::fatbin;
 use crate::container::input::{extract, Target};
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Code, Diagnostic, Diagnostics};
 use crate::input::{read_path, Bytes};
 use crate::ir::Module;
 use crate::lexer::Token;
@@ -87,7 +87,7 @@ pub fn read_units(paths: &[PathBuf]) -> (Vec<Unit>, Vec<Diagnostic>) {
                 path: Some(path.clone()),
                 bytes,
             }),
-            Err(e) => errors.push(Diagnostic::global_error(e.to_string())),
+            Err(e) => errors.push(Diagnostic::from(&e)),
         }
     }
     (units, errors)
@@ -106,13 +106,16 @@ pub fn parse_units(units: Vec<Unit>, opts: &LoadOptions) -> ParsedInputs {
         if let Some(flags) = flags[m.file.index()] {
             let entry_64 = flags & fatbin::flags::ADDR64 != 0;
             if entry_64 != (m.header.address_bits() == 64) {
-                diagnostics.push(Diagnostic::global_error(format!(
-                    "host platform mismatch: {}: the container entry is for a {}-bit host but \
+                diagnostics.push(Diagnostic::global_error(
+                    Code::AddressSize,
+                    format!(
+                        "host platform mismatch: {}: the container entry is for a {}-bit host but \
                      its PTX has .address_size {}",
-                    f.name(),
-                    if entry_64 { 64 } else { 32 },
-                    m.header.address_bits()
-                )));
+                        f.name(),
+                        if entry_64 { 64 } else { 32 },
+                        m.header.address_bits()
+                    ),
+                ));
             }
         }
     }
@@ -193,7 +196,7 @@ fn parse_from_copy(id: FileId, f: &SourceFile) -> Parsed {
         Ok(()) => parse_reusing_tokens(id, &buf[..len]),
         Err(e) => {
             let mut p = parse_reusing_tokens(id, b"");
-            p.diagnostics = vec![Diagnostic::global_error(e.to_string())];
+            p.diagnostics = vec![Diagnostic::from(&e)];
             p
         }
     };
@@ -245,14 +248,20 @@ fn load_units(
                 .then(|| extract(u.bytes.as_slice(), target))
                 .flatten()
             {
-                None if is_binary(head) => Err(format!(
+                None if is_binary(head) => Err(Diagnostic::global_error(
+                    Code::BinaryInput,
+                    format!(
                     "{}: binary data, neither PTX text nor a fatbin or ELF object carrying one \
                      (a fatbin starts with 50 ED 55 BA)",
                     u.name
+                ),
                 )),
                 None => Ok((u.bytes, None, None)),
                 Some(Ok(x)) => Ok((Bytes::Owned(x.text), Some(x.label), Some(x.flags))),
-                Some(Err(e)) => Err(format!("{}: {e}", u.name)),
+                Some(Err(e)) => Err(Diagnostic::global_error(
+                    Code::Container,
+                    format!("{}: {e}", u.name),
+                )),
             };
             (u.name, u.path, r)
         })
@@ -272,7 +281,7 @@ fn load_units(
                 flags.push(entry_flags);
                 origins.push(i);
             }
-            Err(e) => diagnostics.push(Diagnostic::global_error(e)),
+            Err(d) => diagnostics.push(d),
         }
     }
     (sources, diagnostics, flags, origins)

@@ -9,7 +9,7 @@
 //! Lexing never fails: a bad byte or a malformed literal is reported as a diagnostic
 //! and lexed as an [`TokenKind::Error`] token, so the parser can go on.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 
 mod compact;
@@ -267,6 +267,7 @@ impl<'a> Lexer<'a> {
 
     fn error(&mut self, lo: usize, hi: usize, msg: impl Into<String>) {
         self.out.errors.push(Diagnostic::error(
+            Code::Syntax,
             self.file,
             Span::new(lo as u32, hi as u32),
             msg,
@@ -431,6 +432,7 @@ impl<'a> Lexer<'a> {
                 let rest = &self.src[lo..];
                 if let Some(i) = rest.iter().position(|&b| b != 0 && !is(b, WS)) {
                     self.out.errors.push(Diagnostic::warning(
+                        Code::NulByte,
                         self.file,
                         Span::new(lo as u32, lo as u32 + 1),
                         format!(
@@ -524,6 +526,7 @@ impl<'a> Lexer<'a> {
             self.warned_non_ascii = true;
             let at = lo + i;
             self.out.errors.push(Diagnostic::warning(
+                Code::NonAscii,
                 self.file,
                 Span::new(at as u32, at as u32 + 1),
                 format!(
@@ -848,7 +851,7 @@ mod tests {
         for &(src, at) in cases {
             let l = lex(FileId(0), src.as_bytes());
             assert_eq!(l.errors.len(), 1, "{src:?}: {:?}", l.errors);
-            assert_eq!(l.errors[0].span.lo, at, "{src:?}");
+            assert_eq!(l.errors[0].span().unwrap().lo, at, "{src:?}");
         }
     }
 
@@ -868,7 +871,7 @@ mod tests {
         let l = lex(FileId(0), "// é\n.pragma \"ü\"; /* ß */".as_bytes());
         assert_eq!(l.errors.len(), 1, "one warning per file");
         assert!(!l.errors[0].is_error());
-        assert_eq!(l.errors[0].span.lo, 3);
+        assert_eq!(l.errors[0].span().unwrap().lo, 3);
         assert_eq!(l.tokens.len(), 3);
     }
 }

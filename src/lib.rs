@@ -10,7 +10,8 @@
 //! * [`emit`]: writing modules back by splicing source bytes;
 //! * [`link`]: symbol resolution by NVIDIA's rules and the merged module;
 //! * [`output`]: atomic output files;
-//! * [`diag`]: located diagnostics in lld's shape.
+//! * [`diag`]: one structured diagnostic type, rendered at the edges (lld's shape,
+//!   JSON).
 
 #![warn(missing_docs)]
 

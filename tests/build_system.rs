@@ -384,7 +384,11 @@ fn build_api_in_a_temporary_out_dir() {
         .unwrap_err();
     match &err {
         ptxld::build::Error::Link(failure) => {
-            assert!(failure.messages.contains("error: undefined symbol: f"))
+            let d = failure.report.diagnostics().next().unwrap();
+            assert_eq!(
+                (d.code, d.message.as_str()),
+                (ptxld::diag::Code::UndefinedSymbol, "undefined symbol: f")
+            );
         }
         other => panic!("{other}"),
     }
@@ -422,16 +426,15 @@ fn link_in_memory() {
     let text = String::from_utf8(out.into_bytes()).unwrap();
     assert!(text.contains(".visible .func (.param .b32 r) f (.param .b32 a)\n{"));
     let err = link_in_memory(&inputs[..1], &Job::new("mem.ptx")).unwrap_err();
-    assert!(err.messages.contains("undefined symbol: f"));
+    assert!(err.to_string().contains("undefined symbol: f"));
     // The library refuses a target the PTX ISA does not have, as the command line does.
     let mut job = Job::new("mem.ptx");
     job.archs = vec!["sm_999".into()];
     let err = link_in_memory(&inputs, &job).unwrap_err();
     assert!(
-        err.messages
+        err.to_string()
             .contains("target: --arch sm_999 is not an architecture of the PTX ISA; known: sm_10"),
-        "{}",
-        err.messages
+        "{err}"
     );
     job.archs = vec!["sm_100f".into()];
     assert!(link_in_memory(&inputs, &job).is_ok());

@@ -58,11 +58,69 @@ fn check_reports_where_nvjitlink_decides_differently() {
         &case("common-max-align"),
         &["check", "--format", "json", "1-align4.ptx", "2-align16.ptx"],
     );
+    assert!(stdout(&o).ends_with("}\n") && stdout(&o).lines().count() == 1);
     assert_eq!(
-        stdout(&o),
-        "{\"ok\": true, \"findings\": [{\"severity\": \"note\", \"message\": \"nvJitLink: keeps \
-         the first declaration's alignment for cg (4), ptxld the largest (16)\", \"locations\": \
-         [\"1-align4.ptx:6:30\", \"2-align16.ptx:6:31\"]}]}\n"
+        json(&o),
+        serde_json::json!({
+            "version": 1,
+            "ok": true,
+            "diagnostics": [{
+                "severity": "note",
+                "code": "nvjitlink-differs",
+                "message": "nvJitLink: keeps the first declaration's alignment for cg (4), \
+                            ptxld the largest (16)",
+                "location": null,
+                "notes": [
+                    {"message": "declared at",
+                     "location": {"file": "1-align4.ptx", "line": 6, "column": 30}},
+                    {"message": "declared at",
+                     "location": {"file": "2-align16.ptx", "line": 6, "column": 31}},
+                ],
+                "help": null,
+            }],
+        })
+    );
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+/// Link errors and errors before the link (unreadable or unparsable inputs) come with
+/// their codes and real locations.
+#[test]
+fn check_json_gives_codes_and_locations() {
+    let o = ptxld(
+        &case("err-duplicate-strong-func"),
+        &["check", "--format", "json", "1-a.ptx", "2-b.ptx"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert_eq!(v["ok"], false);
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (&d["severity"], &d["code"]),
+        (&"error".into(), &"duplicate-symbol".into())
+    );
+    assert_eq!(d["message"], "duplicate symbol: dup_f");
+    assert_eq!(d["notes"][1]["location"]["file"], "2-b.ptx");
+    let dir = root().join("fixtures/ptx/nvvm-invalid");
+    let o = ptxld(&dir, &["check", "--format", "json", "nv_alias_fwd.ptx"]);
+    let d = &json(&o)["diagnostics"][0];
+    assert_eq!(d["code"], "syntax");
+    assert_eq!(
+        d["location"],
+        serde_json::json!({"file": "nv_alias_fwd.ptx", "line": 23, "column": 1})
+    );
+    assert_eq!(
+        d["help"],
+        "instructions are only allowed inside a `.func` or `.entry` body"
+    );
+    let o = ptxld(&dir, &["check", "--format", "json", "missing.ptx"]);
+    let d = &json(&o)["diagnostics"][0];
+    assert_eq!(
+        (&d["code"], &d["location"]),
+        (&"io".into(), &serde_json::Value::Null)
     );
 }
 

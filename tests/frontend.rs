@@ -278,7 +278,7 @@ fn malformed_inputs_report_located_errors() {
             .diagnostics
             .iter()
             .map(|d| {
-                let lc = f.line_col(d.span.lo);
+                let lc = f.line_col(d.span().unwrap().lo);
                 format!("{}:{}", lc.line, lc.col)
             })
             .collect();

@@ -247,7 +247,7 @@ fn the_layout_reads_no_input_again() {
             .into_iter()
             .map(|p| InputSpec::File(p.into()))
             .collect();
-        let outcome = link_job(&job).unwrap_or_else(|f| panic!("{case}: {}", f.messages));
+        let outcome = link_job(&job).unwrap_or_else(|f| panic!("{case}: {f}"));
         let sources = outcome.sources().expect("a PTX output");
         let has_dwarf = |path: &Path| {
             let text = std::fs::read_to_string(path).unwrap();

@@ -26,7 +26,8 @@ fn traces_checks_and_two_target_fatbins_parse_every_input_once() {
     job.archs = vec!["sm_80".into(), "sm_90".into()];
     let before = ptxld::frontend::parsed_modules();
     let outcome = link_job(&job).expect("the fixture links");
-    assert!(outcome.messages.contains("sf"), "{}", outcome.messages);
+    let text = outcome.report.render();
+    assert!(text.contains("sf"), "{text}");
     assert!(outcome.map.is_some());
     assert_eq!(
         ptxld::frontend::parsed_modules() - before,
@@ -35,8 +36,8 @@ fn traces_checks_and_two_target_fatbins_parse_every_input_once() {
     );
 
     let before = ptxld::frontend::parsed_modules();
-    let (report, ok) = check(&job, false);
-    assert!(ok, "{report}");
+    let report = check(&job);
+    assert!(report.ok, "{}", report.to_text());
     assert_eq!(
         ptxld::frontend::parsed_modules() - before,
         inputs.len(),

@@ -60,7 +60,7 @@ fn gcc_runtime_archives_parse_cleanly() {
                     lib.display(),
                     p.diagnostics
                         .iter()
-                        .map(|d| (d.span, &d.message))
+                        .map(|d| (d.span(), &d.message))
                         .collect::<Vec<_>>()
                 );
                 let mut out = Vec::new();

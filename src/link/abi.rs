@@ -10,7 +10,7 @@
 //! * the system calls have the guide's prototypes for the module's address size (§3);
 //! * module-scope `.local` variables (legacy PTX that disables the ABI) are flagged.
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{FuncKind, ItemKind, Module, Param, StateSpace, TypeClass};
 use std::sync::OnceLock;
 
@@ -19,10 +19,7 @@ use crate::source::{FileId, Span};
 use super::compat::signature_mismatch;
 
 fn warn(file: FileId, span: Span, msg: String) -> Diagnostic {
-    Diagnostic {
-        severity: Severity::Warning,
-        ..Diagnostic::error(file, span, format!("ABI: {msg}"))
-    }
+    Diagnostic::warning(Code::Abi, file, span, format!("ABI: {msg}"))
 }
 
 /// The guide's system-call prototypes for an address size (32 or 64), parsed once.

@@ -17,7 +17,7 @@ use super::inputs::Inputs;
 use super::names::{self, Names};
 use super::resolve::{self, Resolution};
 use super::{abi, variables};
-use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::diag::{Code, Diagnostic, Diagnostics};
 use crate::ir::{ItemKind, Module, SymbolKind};
 use crate::source::SourceMap;
 use crate::timing::{PhaseTime, Stopwatch};
@@ -92,7 +92,10 @@ pub(crate) fn analyze<'a>(
     let mut errors = Diagnostics::new();
     let mut warnings = Diagnostics::new();
     if modules.is_empty() {
-        errors.push(Diagnostic::global_error("no input modules to link"));
+        errors.push(Diagnostic::global_error(
+            Code::NoInput,
+            "no input modules to link",
+        ));
     }
     let t = Stopwatch::start();
     let db = SymbolDb::build(&inputs);
@@ -235,12 +238,10 @@ fn debug_policy(
         _ => false,
     };
     if removed_any && has_sections(inputs.modules) {
-        warnings.push(Diagnostic {
-            severity: Severity::Warning,
-            ..Diagnostic::global_error(
-                "debug sections are dropped because --gc-sections removed code they describe",
-            )
-        });
+        warnings.push(Diagnostic::global_warning(
+            Code::DebugInfo,
+            "debug sections are dropped because --gc-sections removed code they describe",
+        ));
         return Dwarf::Drop;
     }
     Dwarf::Merge

@@ -25,7 +25,7 @@ mod info;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::ItemKind;
 use crate::source::Span;
 
@@ -143,6 +143,7 @@ pub(crate) fn merge(inputs: &Inputs, files: &[FxHashMap<u32, u32>]) -> Merged {
 fn dropped(inputs: &Inputs, mi: u32, u: &Unsupported) -> Diagnostic {
     let file = inputs.modules[mi as usize].file;
     Diagnostic::warning(
+        Code::DebugInfo,
         file,
         u.span,
         format!(

@@ -1,7 +1,7 @@
 //! Merging module headers: `.version`, `.target` and `.address_size`
 //! (docs/linking.md §9).
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Header, TexMode};
 use crate::parse::parse_arch;
 use crate::source::Span;
@@ -161,13 +161,16 @@ pub(crate) fn merge(
         None => "32-bit (no .address_size)".to_string(),
     };
     if let Some(other) = (1..ms.len()).find(|&i| bits(i) != bits(0)) {
-        let d = Diagnostic::global_error(format!(
-            "address size mismatch: {} is {}, {} is {}",
-            inputs.file_name(0),
-            describe_bits(0),
-            inputs.file_name(other as u32),
-            describe_bits(other)
-        ));
+        let d = Diagnostic::global_error(
+            Code::AddressSize,
+            format!(
+                "address size mismatch: {} is {}, {} is {}",
+                inputs.file_name(0),
+                describe_bits(0),
+                inputs.file_name(other as u32),
+                describe_bits(other)
+            ),
+        );
         let d = note(d, 0, "address", "address size from".into());
         let d = note(d, other, "address", "address size from".into());
         errors.push(d.with_help(
@@ -201,15 +204,19 @@ pub(crate) fn merge(
     if let Some(arch) = &opts.arch {
         match parse_arch(arch.as_bytes()) {
             Some((sm, suffix)) if !is_known_target(sm, suffix) => {
-                errors.push(Diagnostic::global_error(format!(
-                    "target: --arch {arch} is not an architecture of the PTX ISA; \
+                errors.push(Diagnostic::global_error(
+                    Code::Target,
+                    format!(
+                        "target: --arch {arch} is not an architecture of the PTX ISA; \
                      known: {}",
-                    known_targets().join(", ")
-                )))
+                        known_targets().join(", ")
+                    ),
+                ))
             }
-            None => errors.push(Diagnostic::global_error(format!(
-                "target: --arch {arch} is not an architecture like sm_80 or sm_90a"
-            ))),
+            None => errors.push(Diagnostic::global_error(
+                Code::Target,
+                format!("target: --arch {arch} is not an architecture like sm_80 or sm_90a"),
+            )),
             Some((want, want_suffix)) => {
                 for mi in 0..ms.len() {
                     let Some(a) = arch_of(mi) else { continue };
@@ -217,11 +224,14 @@ pub(crate) fn merge(
                     let incompatible =
                         a.suffix.is_some() && (a.sm != want || rank(want_suffix) < rank(a.suffix));
                     if too_high || incompatible {
-                        let d = Diagnostic::global_error(format!(
-                            "target: {} is for {}, which --arch {arch} cannot run",
-                            inputs.file_name(mi as u32),
-                            show(a.sm, a.suffix)
-                        ));
+                        let d = Diagnostic::global_error(
+                            Code::Target,
+                            format!(
+                                "target: {} is for {}, which --arch {arch} cannot run",
+                                inputs.file_name(mi as u32),
+                                show(a.sm, a.suffix)
+                            ),
+                        );
                         errors.push(note(d, mi, "target", "target set at".into()));
                     }
                 }
@@ -233,14 +243,17 @@ pub(crate) fn merge(
         for mi in 0..ms.len() {
             if let Some(a) = arch_of(mi) {
                 if a.sm != sm {
-                    let d = Diagnostic::global_error(format!(
-                        "target: {} is for the arch-specific {}, which does not combine with \
+                    let d = Diagnostic::global_error(
+                        Code::Target,
+                        format!(
+                            "target: {} is for the arch-specific {}, which does not combine with \
                          {} of {}",
-                        inputs.file_name(from as u32),
-                        show(sm, suffix),
-                        show(a.sm, a.suffix),
-                        inputs.file_name(mi as u32)
-                    ));
+                            inputs.file_name(from as u32),
+                            show(sm, suffix),
+                            show(a.sm, a.suffix),
+                            inputs.file_name(mi as u32)
+                        ),
+                    );
                     let d = note(d, from, "target", "target set at".into());
                     errors.push(note(d, mi, "target", "target set at".into()));
                     break;
@@ -261,27 +274,33 @@ pub(crate) fn merge(
         for (mi, m) in ms.iter().enumerate() {
             if let Some(v) = m.header.version {
                 if (v.major, v.minor) > want {
-                    let d = Diagnostic::global_error(format!(
-                        "version: {} needs PTX ISA {}.{}, newer than --ptx-version {}.{}",
-                        inputs.file_name(mi as u32),
-                        v.major,
-                        v.minor,
-                        want.0,
-                        want.1
-                    ));
+                    let d = Diagnostic::global_error(
+                        Code::Version,
+                        format!(
+                            "version: {} needs PTX ISA {}.{}, newer than --ptx-version {}.{}",
+                            inputs.file_name(mi as u32),
+                            v.major,
+                            v.minor,
+                            want.0,
+                            want.1
+                        ),
+                    );
                     errors.push(note(d, mi, "version", "version set at".into()));
                 }
             }
         }
         if want < needed {
-            errors.push(Diagnostic::global_error(format!(
-                "version: --ptx-version {}.{} is too old for .target {} (needs {}.{})",
-                want.0,
-                want.1,
-                show(sm, suffix),
-                needed.0,
-                needed.1
-            )));
+            errors.push(Diagnostic::global_error(
+                Code::Version,
+                format!(
+                    "version: --ptx-version {}.{} is too old for .target {} (needs {}.{})",
+                    want.0,
+                    want.1,
+                    show(sm, suffix),
+                    needed.0,
+                    needed.1
+                ),
+            ));
         }
         version = want;
     } else {
@@ -296,6 +315,7 @@ pub(crate) fn merge(
                 let what = String::from_utf8_lossy(&inputs.src(mi as u32)[op.range()]).into_owned();
                 let d = inputs
                     .error_at(
+                        Code::Version,
                         mi as u32,
                         op,
                         format!(
@@ -335,13 +355,16 @@ pub(crate) fn merge(
                 TexMode::Unified => "texmode_unified",
                 TexMode::Independent => "texmode_independent",
             };
-            let d = Diagnostic::global_error(format!(
-                "texmode: {} uses textures under {} and {} under {}",
-                inputs.file_name(a as u32),
-                name(mode(a)),
-                inputs.file_name(b as u32),
-                name(mode(b))
-            ));
+            let d = Diagnostic::global_error(
+                Code::Texmode,
+                format!(
+                    "texmode: {} uses textures under {} and {} under {}",
+                    inputs.file_name(a as u32),
+                    name(mode(a)),
+                    inputs.file_name(b as u32),
+                    name(mode(b))
+                ),
+            );
             let d = note(d, a, "target", "target set at".into());
             errors.push(note(d, b, "target", "target set at".into()));
         }

@@ -1,7 +1,7 @@
 //! The linker's view of its inputs: the modules in link order with their sources, and
 //! the name of one symbol of one module ([`ModSym`]).
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Module, SymbolId};
 use crate::source::{SourceMap, Span};
 
@@ -46,13 +46,18 @@ impl<'a> Inputs<'a> {
     }
 
     /// An error located at `span` in `module`.
-    pub fn error_at(&self, module: u32, span: Span, msg: String) -> Diagnostic {
-        Diagnostic::error(self.modules[module as usize].file, span, msg)
+    pub fn error_at(&self, code: Code, module: u32, span: Span, msg: String) -> Diagnostic {
+        Diagnostic::error(code, self.modules[module as usize].file, span, msg)
     }
 
     /// An error in lld's shape: the message, then `>>> what at file:line:col` notes.
-    pub fn error_notes(&self, msg: String, notes: &[(&str, ModSym, Span)]) -> Diagnostic {
-        let mut d = Diagnostic::global_error(msg);
+    pub fn error_notes(
+        &self,
+        code: Code,
+        msg: String,
+        notes: &[(&str, ModSym, Span)],
+    ) -> Diagnostic {
+        let mut d = Diagnostic::global_error(code, msg);
         for &(what, s, span) in notes {
             d = d.with_note(self.module(s).file, span, what);
         }

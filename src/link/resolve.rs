@@ -12,7 +12,7 @@
 //! * unresolved: an extern function that is used, or any extern variable, is an error,
 //!   except system calls, dynamic `.extern .shared x[]` and texture references.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{ItemKind, Linkage, Module, StateSpace, SymbolId, SymbolKind};
 
 use super::compat::{signature_mismatch, var_size};
@@ -209,6 +209,7 @@ impl<'a> Resolver<'_, 'a> {
                 _ => "a variable",
             };
             self.pair_error(
+                Code::KindMismatch,
                 format!(
                     "symbol {shown} is {} in {} but {} in {}",
                     what(first.kind),
@@ -230,8 +231,9 @@ impl<'a> Resolver<'_, 'a> {
 
     /// An error about two declarations, in lld's shape: the message, then
     /// `>>> WHAT at file:line:col` for each.
-    fn pair_error(&mut self, message: String, a: (&str, ModSym), b: (&str, ModSym)) {
+    fn pair_error(&mut self, code: Code, message: String, a: (&str, ModSym), b: (&str, ModSym)) {
         let d = self.inputs.error_notes(
+            code,
             message,
             &[
                 (a.0, a.1, self.inputs.def_span(a.1)),
@@ -244,6 +246,7 @@ impl<'a> Resolver<'_, 'a> {
     fn duplicate(&mut self, shown: Shown<'_>, defs: &[&Entry]) {
         for other in &defs[1..] {
             self.pair_error(
+                Code::DuplicateSymbol,
                 format!("duplicate symbol: {shown}"),
                 ("defined at", defs[0].s),
                 ("defined at", other.s),
@@ -252,7 +255,8 @@ impl<'a> Resolver<'_, 'a> {
     }
 
     fn undefined(&mut self, shown: Shown<'_>, entries: &[Entry]) {
-        let mut d = Diagnostic::global_error(format!("undefined symbol: {shown}"));
+        let mut d =
+            Diagnostic::global_error(Code::UndefinedSymbol, format!("undefined symbol: {shown}"));
         let mut refs = Vec::new();
         for e in entries {
             let m = self.module(e.s);
@@ -267,10 +271,7 @@ impl<'a> Resolver<'_, 'a> {
             d = d.with_note(file, span, "referenced by");
         }
         if refs.len() > 3 {
-            d.notes.push(crate::diag::Note {
-                at: None,
-                message: format!("referenced {} more times", refs.len() - 3),
-            });
+            d = d.with_remark(format!("referenced {} more times", refs.len() - 3));
         }
         if refs.is_empty() {
             let e = &entries[0];
@@ -299,6 +300,7 @@ impl<'a> Resolver<'_, 'a> {
         let d = self
             .inputs
             .error_at(
+                Code::DeclaredNotDefined,
                 e.s.module,
                 self.inputs.def_span(e.s),
                 format!(
@@ -357,6 +359,7 @@ impl<'a> Resolver<'_, 'a> {
                     "declared at"
                 };
                 self.pair_error(
+                    Code::PrototypeMismatch,
                     format!("prototype mismatch for {shown}: {why}"),
                     ("defined at", winner.s),
                     (what, e.s),
@@ -385,6 +388,7 @@ impl<'a> Resolver<'_, 'a> {
         if let Some(other) = entries.iter().find(|e| e.space != first.space) {
             let sp = |e: &Entry| e.space.map_or("?", StateSpace::as_str).to_string();
             self.variable_mismatch(
+                Code::StateSpaceMismatch,
                 format!("state space mismatch for variable {shown}"),
                 (sp(first), "declared at", first),
                 (sp(other), "declared at", other),
@@ -482,6 +486,7 @@ impl<'a> Resolver<'_, 'a> {
             let (ws, ts) = (winner.size.unwrap_or(0), t.size.unwrap_or(0));
             if winner.initialized && ts > ws {
                 self.pair_error(
+                    Code::SizeMismatch,
                     format!(
                         "common symbol {shown} is larger ({ts} bytes) than its initialized \
                          definition ({ws} bytes)"
@@ -519,6 +524,7 @@ impl<'a> Resolver<'_, 'a> {
                 .map_or("unsized".to_string(), |s| format!("{s} bytes"))
         };
         self.variable_mismatch(
+            Code::SizeMismatch,
             format!("size mismatch for variable {shown}"),
             (size(a), "defined at", a),
             (size(b), "declared at", b),
@@ -528,6 +534,7 @@ impl<'a> Resolver<'_, 'a> {
     /// `WHAT: A in a.ptx, B in b.ptx`, with a note at each of the two declarations.
     fn variable_mismatch(
         &mut self,
+        code: Code,
         what: String,
         a: (String, &str, &Entry),
         b: (String, &str, &Entry),
@@ -539,7 +546,7 @@ impl<'a> Resolver<'_, 'a> {
             b.0,
             self.inputs.file_name(b.2.s.module)
         );
-        self.pair_error(message, (a.1, a.2.s), (b.1, b.2.s));
+        self.pair_error(code, message, (a.1, a.2.s), (b.1, b.2.s));
     }
 
     /// A module-local symbol: it is its own output symbol. That includes the labels and

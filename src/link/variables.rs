@@ -9,7 +9,7 @@ use super::inputs::Inputs;
 use super::names::Names;
 use super::report::display_name;
 use super::resolve::Resolution;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::SymbolKind;
 
 /// Variables in link order, except that a variable whose initializer names another
@@ -78,9 +78,12 @@ pub(crate) fn cycle_error(
         .iter()
         .map(|&o| display_name(names.of(inputs, res, o)))
         .collect();
-    Diagnostic::global_error(format!(
-        "variables {} refer to each other in their initializers; PTX has no way to \
+    Diagnostic::global_error(
+        Code::InitializerCycle,
+        format!(
+            "variables {} refer to each other in their initializers; PTX has no way to \
          declare a variable before its definition, so the cycle cannot be emitted",
-        stuck.join(", ")
-    ))
+            stuck.join(", ")
+        ),
+    )
 }

@@ -1,6 +1,6 @@
 //! A cursor over one module's tokens, with the small helpers every parser phase uses.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::lexer::{Token, TokenKind};
 use crate::source::{FileId, Span};
 
@@ -105,7 +105,8 @@ impl<'a> Cursor<'a> {
     /// reported that, and a second message about the same spot would only be noise.
     pub fn error(&mut self, span: Span, msg: impl Into<String>) -> Reported {
         if !self.at_kind(TokenKind::Error) {
-            self.errors.push(Diagnostic::error(self.file, span, msg));
+            self.errors
+                .push(Diagnostic::error(Code::Syntax, self.file, span, msg));
         }
         Reported
     }
@@ -118,7 +119,7 @@ impl<'a> Cursor<'a> {
     ) -> Reported {
         if !self.at_kind(TokenKind::Error) {
             self.errors
-                .push(Diagnostic::error(self.file, span, msg).with_help(help));
+                .push(Diagnostic::error(Code::Syntax, self.file, span, msg).with_help(help));
         }
         Reported
     }

@@ -15,7 +15,7 @@ pub(crate) use expr::is_binop;
 pub use cursor::parse_int;
 pub use items::parse_arch;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Header, ItemId, Locs, Module};
 use crate::lexer;
 use crate::source::FileId;
@@ -170,7 +170,7 @@ fn parse_lexed(
     module.calls.shrink_to_fit();
     module.locs.files.sort_by_key(|&(span, _)| span.lo);
     module.locs.attrs.sort_by_key(|span| span.lo);
-    diagnostics.sort_by_key(|d| (d.span.lo, d.span.hi));
+    diagnostics.sort_by_key(|d| d.span().map(|s| (s.lo, s.hi)));
     (
         Parsed {
             module,
@@ -198,6 +198,7 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
         {
             diagnostics.push(
                 Diagnostic::error(
+                    Code::ModuleHeader,
                     m.file,
                     at(first),
                     "`.version` must be followed by `.target`",
@@ -208,12 +209,18 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
         Some(ItemKind::Version) => {}
         _ if m.items.iter().any(|i| matches!(i.kind, ItemKind::Version)) || first.is_some() => {
             diagnostics.push(
-                Diagnostic::error(m.file, at(first), "a PTX module must begin with `.version`")
-                    .with_help("only comments may come before `.version` and `.target`"),
+                Diagnostic::error(
+                    Code::ModuleHeader,
+                    m.file,
+                    at(first),
+                    "a PTX module must begin with `.version`",
+                )
+                .with_help("only comments may come before `.version` and `.target`"),
             );
         }
         _ if m.items.is_empty() => diagnostics.push(
             Diagnostic::error(
+                Code::EmptyInput,
                 m.file,
                 crate::source::Span::default(),
                 "empty input: no PTX in this file",

@@ -8,7 +8,7 @@
 use rustc_hash::FxHashMap;
 
 use super::body::{walk_body, BodyCtx, BodyNames};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{
     CallSite, Decl, Decls, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, Locs, Module, RefKind,
     Reference, StateSpace, Symbol, SymbolId, SymbolKind,
@@ -228,6 +228,7 @@ pub(crate) fn resolve(
                 if sym.kind != kind || sym.space != space {
                     errors.push(
                         Diagnostic::error(
+                            Code::KindMismatch,
                             file,
                             name,
                             format!("`{shown}` is redeclared as a different kind of symbol"),
@@ -239,8 +240,17 @@ pub(crate) fn resolve(
                 if decl.is_definition {
                     if let Some(prev) = sym.definition() {
                         errors.push(
-                            Diagnostic::error(file, name, format!("redefinition of `{shown}`"))
-                                .with_note(file, prev.name, "first defined at"),
+                            Diagnostic::error(
+                                Code::Redefinition,
+                                file,
+                                name,
+                                format!("redefinition of `{shown}`"),
+                            )
+                            .with_note(
+                                file,
+                                prev.name,
+                                "first defined at",
+                            ),
                         );
                         return;
                     }
@@ -359,6 +369,7 @@ pub(crate) fn resolve(
                             }),
                             None if text == b"WARP_SZ" => {}
                             None => errors.push(Diagnostic::error(
+                                Code::UndeclaredSymbol,
                                 file,
                                 span,
                                 format!(
@@ -386,6 +397,7 @@ pub(crate) fn resolve(
                             kind: RefKind::Alias,
                         }),
                         None => errors.push(Diagnostic::error(
+                            Code::UndeclaredSymbol,
                             file,
                             span,
                             format!(
@@ -493,6 +505,7 @@ pub(crate) fn resolve(
                 id
             } else {
                 errors.push(Diagnostic::error(
+                    Code::UndefinedLabel,
                     file,
                     span,
                     format!(

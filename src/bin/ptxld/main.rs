@@ -8,6 +8,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use ptxld::describe::describe;
+use ptxld::diag::{Code, Diagnostic, Report};
 use ptxld::driver;
 use ptxld::frontend::{check_files, parse_files};
 
@@ -55,9 +56,14 @@ fn to_stderr(text: &str) -> bool {
         .is_ok()
 }
 
+/// A diagnostic of the command itself, rendered.
+fn render(d: Diagnostic) -> String {
+    Report::of(d).render()
+}
+
 /// Reports an error; always false (the command failed).
-fn fail(text: &str) -> bool {
-    to_stderr(text);
+fn fail(code: Code, message: String) -> bool {
+    to_stderr(&render(Diagnostic::global_error(code, message)));
     false
 }
 
@@ -68,17 +74,17 @@ fn run(o: Options) -> bool {
             .num_threads(n)
             .build_global()
         {
-            return fail(&format!("error: cannot start {n} threads: {e}\n"));
+            return fail(Code::System, format!("cannot start {n} threads: {e}"));
         }
     }
     match o.mode {
         Mode::Link(job) => match driver::run(&job) {
             Ok(outcome) => {
-                let mut ok = to_stderr(&outcome.messages);
+                let mut ok = to_stderr(&outcome.report.render());
                 if job.print_map {
                     if let Some(map) = &outcome.map {
                         if let Err(e) = to_stdout(map.as_bytes()) {
-                            ok = fail(&format!("error: cannot write the link map: {e}\n"));
+                            ok = fail(Code::Io, format!("cannot write the link map: {e}"));
                         }
                     }
                 }
@@ -88,15 +94,20 @@ fn run(o: Options) -> bool {
                 ok
             }
             Err(failure) => {
-                to_stderr(&failure.messages);
+                to_stderr(&failure.report.render());
                 false
             }
         },
         Mode::Check { job, json } => {
-            let (report, ok) = driver::check(&job, json);
-            match to_stdout(report.as_bytes()) {
-                Ok(()) => ok,
-                Err(e) => fail(&format!("error: cannot write the report: {e}\n")),
+            let report = driver::check(&job);
+            let text = if json {
+                report.to_json()
+            } else {
+                report.to_text()
+            };
+            match to_stdout(text.as_bytes()) {
+                Ok(()) => report.ok,
+                Err(e) => fail(Code::Io, format!("cannot write the report: {e}")),
             }
         }
         Mode::SyntaxOnly(files) => {
@@ -114,7 +125,7 @@ fn run(o: Options) -> bool {
             }
             let listed = match to_stdout(&out) {
                 Ok(()) => true,
-                Err(e) => fail(&format!("error: cannot write the symbols: {e}\n")),
+                Err(e) => fail(Code::Io, format!("cannot write the symbols: {e}")),
             };
             written && listed && !parsed.diagnostics.has_errors()
         }
@@ -144,20 +155,20 @@ fn main() -> ExitCode {
             return match to_stdout(&text) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    to_stderr(&format!("error: cannot write standard output: {e}\n"));
+                    fail(Code::Io, format!("cannot write standard output: {e}"));
                     ExitCode::from(1)
                 }
             };
         }
         Err(e) => {
-            to_stderr(&format!("error: {e:#}\n"));
+            fail(Code::Usage, format!("{e:#}"));
             return ExitCode::from(1);
         }
     };
     let warned = options
         .warnings
         .iter()
-        .all(|w| to_stderr(&format!("warning: {w}\n")));
+        .all(|w| to_stderr(&render(Diagnostic::global_warning(Code::Usage, w.clone()))));
     if !warned {
         return ExitCode::from(1);
     }

@@ -18,7 +18,6 @@
 pub mod archive;
 pub mod build;
 pub mod container;
-mod depfile;
 pub mod describe;
 pub mod diag;
 pub mod driver;

@@ -79,6 +79,13 @@ fn process_cpu_time() -> Duration {
     Duration::ZERO
 }
 
+/// Peak resident set size of this process in kB (Linux `VmHWM`), for `--stats`.
+pub fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,120 @@
+//! What a link is asked to do: the inputs in command-line order and the options.
+
+use std::path::PathBuf;
+
+use crate::container::Emit;
+
+/// One command-line input item, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputSpec {
+    /// A PTX file, container or archive.
+    File(PathBuf),
+    /// `-lNAME` (`libNAME.a` in the search directories) or `-l:FILE` (given as `:FILE`).
+    Lib(std::ffi::OsString),
+    /// `--whole-archive` (true) / `--no-whole-archive` (false).
+    WholeArchive(bool),
+    /// `--start-group` (true) / `--end-group` (false).
+    Group(bool),
+}
+
+/// Everything a link needs to know.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Inputs in command-line order.
+    pub inputs: Vec<InputSpec>,
+    /// `-L` directories, in order.
+    pub lib_dirs: Vec<PathBuf>,
+    /// `-u` symbols.
+    pub undefined: Vec<String>,
+    /// `-o`; `-` is standard output.
+    pub output: PathBuf,
+    /// `--emit`; `None` chooses by the output's extension.
+    pub emit: Option<Emit>,
+    /// `--arch`, possibly several (one fatbin entry each).
+    pub archs: Vec<String>,
+    /// `--ptx-version`.
+    pub ptx_version: Option<(u32, u32)>,
+    /// `--symbol` base name for objects.
+    pub symbol: String,
+    /// `--error-limit` (0 = none).
+    pub error_limit: usize,
+    /// `--fatal-warnings`.
+    pub fatal_warnings: bool,
+    /// `--verbose`: report which archive member was loaded for which symbol.
+    pub verbose: bool,
+    /// `--dependency-file`.
+    pub depfile: Option<PathBuf>,
+    /// Further files the job depended on (response files), for the depfile.
+    pub extra_deps: Vec<PathBuf>,
+    /// `--gc-sections`: remove what no kernel, `--export` or `-u` symbol reaches.
+    pub gc_sections: bool,
+    /// `--export SYM`: kept by `--gc-sections`.
+    pub exports: Vec<String>,
+    /// `--export-all`: every `.visible` symbol is kept by `--gc-sections`.
+    pub export_all: bool,
+    /// `--print-gc-sections`: list what `--gc-sections` removed.
+    pub print_gc_sections: bool,
+    /// `-Map FILE`: write the link map there.
+    pub map_file: Option<PathBuf>,
+    /// `--print-map`: print the link map on standard output.
+    pub print_map: bool,
+    /// `--trace-symbol` / `-y` names.
+    pub trace: Vec<String>,
+    /// `--why-live` names (with `--gc-sections`).
+    pub why_live: Vec<String>,
+    /// `--strip-debug`.
+    pub strip_debug: bool,
+    /// `--stats`: report the wall and CPU time of each phase and the peak memory.
+    pub stats: bool,
+}
+
+impl Job {
+    /// The files named as inputs (not `-l` libraries), in order.
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        self.inputs
+            .iter()
+            .filter_map(|i| match i {
+                InputSpec::File(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A job with defaults: PTX by extension, error limit 20, symbol base `ptxld`.
+    pub fn new(output: impl Into<PathBuf>) -> Job {
+        Job {
+            inputs: Vec::new(),
+            lib_dirs: Vec::new(),
+            undefined: Vec::new(),
+            output: output.into(),
+            emit: None,
+            archs: Vec::new(),
+            ptx_version: None,
+            symbol: "ptxld".to_string(),
+            error_limit: 20,
+            fatal_warnings: false,
+            verbose: false,
+            depfile: None,
+            extra_deps: Vec::new(),
+            gc_sections: false,
+            exports: Vec::new(),
+            export_all: false,
+            print_gc_sections: false,
+            map_file: None,
+            print_map: false,
+            trace: Vec::new(),
+            why_live: Vec::new(),
+            strip_debug: false,
+            stats: false,
+        }
+    }
+}
+
+/// An input held in memory, for [`link_in_memory`].
+#[derive(Clone, Debug)]
+pub struct MemoryInput {
+    /// The name used in messages.
+    pub name: String,
+    /// PTX text, a container, or an archive.
+    pub bytes: Vec<u8>,
+}

@@ -1,0 +1,426 @@
+//! From read inputs to linked text: parse once, select archive members, analyse
+//! the link for every target, lay out each target's output, and wrap containers.
+
+use std::path::{Path, PathBuf};
+
+use crate::container::elf::write_host_object;
+use crate::container::fatbin::{self, PtxEntry};
+use crate::container::Emit;
+use crate::diag::{CheckReport, Code, Diagnostic, Diagnostics, Report, Severity};
+use crate::explain;
+use crate::frontend::container_choices;
+use crate::frontend::{parse_units, LoadOptions};
+use crate::input::Bytes;
+use crate::ir::Module;
+use crate::link::{
+    analyze, layout, module_sources, GcOptions, HeaderOptions, LinkOptions, MergedHeader, Rope,
+};
+use crate::parse::parse_arch;
+use crate::select::{needs, select, Needs};
+use crate::source::SourceMap;
+use crate::timing::Stopwatch;
+
+use super::*;
+
+/// The modules a link uses, after parsing, container extraction and archive member
+/// selection, with their sources; `warned` says whether warnings were reported.
+pub(super) struct Prepared {
+    pub(super) sources: crate::source::SourceMap,
+    pub(super) modules: Vec<crate::ir::Module>,
+    pub(super) files_read: Vec<PathBuf>,
+    pub(super) warned: bool,
+}
+
+pub(super) fn prepare(
+    job: &Job,
+    plan: Plan,
+    arch: Option<&str>,
+    report: &mut Report,
+) -> Result<Prepared, Failure> {
+    let files_read = plan.files_read;
+    let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
+    let load = LoadOptions {
+        keep_tokens: false,
+        target: arch.and_then(|a| parse_arch(a.as_bytes())),
+    };
+    let parsed = parse_units(plan.units, &load);
+    // Symbols of the units that parsed, for member selection: found when selection
+    // asks for them, which it does only when an archive is scanned.
+    let mut module_of: Vec<Option<usize>> = vec![None; names.len()];
+    for (mi, &unit) in parsed.origins.iter().enumerate() {
+        module_of[unit] = Some(mi);
+    }
+    let by_unit: Vec<std::cell::OnceCell<Option<Needs>>> = (0..names.len())
+        .map(|_| std::cell::OnceCell::new())
+        .collect();
+    let lookup = |u: usize| {
+        by_unit[u]
+            .get_or_init(|| module_of[u].map(|mi| needs(&parsed.modules[mi])))
+            .as_ref()
+    };
+    let name_of = |u: usize| names[u].clone();
+    let selection = select(&plan.pieces, &lookup, &name_of, &job.undefined);
+    if job.verbose {
+        for line in &selection.log {
+            report.log(format!("ptxld: {line}\n"));
+        }
+    }
+    // Keep the selected modules, in load order; diagnostics of members never loaded
+    // do not matter (GNU ld never looks at them either).
+    let mut slots: Vec<Option<crate::ir::Module>> = (0..names.len()).map(|_| None).collect();
+    let sources = parsed.sources;
+    for (m, unit) in parsed.modules.into_iter().zip(parsed.origins) {
+        slots[unit] = Some(m);
+    }
+    let modules: Vec<crate::ir::Module> = selection
+        .order
+        .iter()
+        .filter_map(|&u| slots[u].take())
+        .collect();
+    let kept: std::collections::HashSet<_> = modules.iter().map(|m| m.file).collect();
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.extend(parsed.diagnostics.into_iter().filter(|d| {
+        let file = d.location.as_ref().and_then(|l| l.source()).map(|(f, _)| f);
+        file.is_none_or(|f| kept.contains(&f))
+    }));
+    let failed = diagnostics.has_errors();
+    let warned = !diagnostics.is_empty();
+    report.extend_resolved(diagnostics, &sources);
+    if failed {
+        return Err(Failure::from(std::mem::take(report)));
+    }
+    Ok(Prepared {
+        sources,
+        modules,
+        files_read,
+        warned,
+    })
+}
+
+pub(super) fn link_options(job: &Job, archs: &[Option<&str>]) -> LinkOptions {
+    LinkOptions {
+        targets: archs
+            .iter()
+            .map(|arch| HeaderOptions {
+                arch: arch.map(str::to_string),
+                ptx_version: job.ptx_version,
+            })
+            .collect(),
+        gc: job.gc_sections.then(|| GcOptions {
+            exports: job.exports.iter().chain(&job.undefined).cloned().collect(),
+            export_all: job.export_all,
+        }),
+        strip_debug: job.strip_debug,
+    }
+}
+
+/// The link of one set of modules for one or more targets: the output text of each
+/// target, and what the link reported.
+pub(super) struct Linked {
+    pub(super) sources: SourceMap,
+    pub(super) modules: Vec<Module>,
+    /// One per target, in order.
+    pub(super) ptx: Vec<(Rope, MergedHeader)>,
+    pub(super) map: Option<String>,
+    pub(super) files_read: Vec<PathBuf>,
+}
+
+/// Parses `plan` once and links it for `archs` (targets whose container inputs give
+/// the same PTX); adds what to report to `report`.
+pub(super) fn link_targets(
+    job: &Job,
+    plan: Plan,
+    archs: &[Option<&str>],
+    report: &mut Report,
+) -> Result<Linked, Failure> {
+    let read_time = plan.read_time;
+    let t = Stopwatch::start();
+    let Prepared {
+        sources,
+        modules,
+        files_read,
+        warned,
+    } = prepare(job, plan, archs[0], report)?;
+    let parse_time = t.stop("parse, select members");
+    let a = analyze(&sources, &modules, &link_options(job, archs));
+    // Traces go first, so they are there when the link fails too.
+    report.log(explain::trace(&a, &job.trace));
+    if !a.ok() {
+        report.extend_resolved(a.errors.clone(), &sources);
+        return Err(Failure::from(std::mem::take(report)));
+    }
+    if job.print_gc_sections {
+        for r in explain::removed(&a) {
+            report.log(format!("ptxld: removing unused {r}\n"));
+        }
+    }
+    report.log(explain::why_live(&a, &job.why_live));
+    let t = Stopwatch::start();
+    let ptx: Vec<(Rope, MergedHeader)> = (0..a.headers.len())
+        .map(|target| (layout(&a, target), a.headers[target].clone()))
+        .collect();
+    let layout_time = t.stop("layout and splicing");
+    if job.stats {
+        let bytes: usize = modules.iter().map(|m| sources.file(m.file).len()).sum();
+        report.log(format!(
+            "ptxld: stats: {} modules, {:.1} MB of PTX\n",
+            modules.len(),
+            bytes as f64 / 1e6
+        ));
+        let phases = read_time.iter().chain([&parse_time]).chain(&a.timings);
+        for phase in phases.chain([&layout_time]) {
+            report.log(phase.render());
+        }
+    }
+    let warned = warned || !a.warnings.is_empty();
+    report.extend_resolved(a.warnings.clone(), &sources);
+    if job.fatal_warnings && warned {
+        report.push(Diagnostic::global_error(
+            Code::FatalWarnings,
+            "warnings are errors (--fatal-warnings)",
+        ));
+        return Err(Failure::from(std::mem::take(report)));
+    }
+    let map = (job.map_file.is_some() || job.print_map)
+        .then(|| explain::link_map(&a))
+        .flatten();
+    drop(a);
+    Ok(Linked {
+        sources,
+        modules,
+        ptx,
+        map,
+        files_read,
+    })
+}
+
+/// The targets of `archs` grouped by the PTX entries their container inputs give:
+/// each group links from one parse. Inputs without containers make one group.
+pub(super) fn target_groups(plan: &Plan, archs: &[Option<&str>]) -> Vec<Vec<usize>> {
+    let has_containers = plan.units.iter().any(|u| {
+        let head = u.bytes.head();
+        crate::container::fatbin::is_fatbin(head) || crate::container::elf::is_elf(head)
+    });
+    if archs.len() < 2 || !has_containers {
+        return vec![(0..archs.len()).collect()];
+    }
+    let choices: Vec<Vec<Option<Vec<u8>>>> = archs
+        .iter()
+        .map(|a| container_choices(&plan.units, a.and_then(|a| parse_arch(a.as_bytes()))))
+        .collect();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (t, c) in choices.iter().enumerate() {
+        match groups.iter_mut().find(|g| &choices[g[0]] == c) {
+            Some(g) => g.push(t),
+            None => groups.push(vec![t]),
+        }
+    }
+    groups
+}
+
+/// Links `job` and returns the output bytes without writing anything.
+pub fn link_job(job: &Job) -> Result<Outcome, Failure> {
+    link_job_stamped(job, &Default::default())
+}
+
+/// [`link_job`], which also leaves the stamps of the first reading of the inputs in
+/// `first` when the link fails (those of the files read until it failed).
+pub(super) fn link_job_stamped(
+    job: &Job,
+    first: &std::cell::RefCell<Option<Vec<Stamp>>>,
+) -> Result<Outcome, Failure> {
+    // Each target reads the inputs again; the stamps of the first reading count.
+    let mut outcome = link_plans(job, &|| {
+        let mut stamps = Vec::new();
+        let plan = plan_stamped(job, &mut stamps);
+        first.borrow_mut().get_or_insert(stamps);
+        plan
+    })?;
+    outcome.stamps = first.borrow_mut().take().unwrap_or_default();
+    Ok(outcome)
+}
+
+/// Links inputs held in memory, in order, with the options of `job` (its `inputs`
+/// and `lib_dirs` are ignored; `emit` defaults by `job.output`'s extension). Nothing
+/// is read from or written to disk.
+pub fn link_in_memory(inputs: &[MemoryInput], job: &Job) -> Result<Outcome, Failure> {
+    let make = || -> Result<Plan, Failure> {
+        let mut p = Plan {
+            units: Vec::new(),
+            pieces: Vec::new(),
+            files_read: Vec::new(),
+            read_time: None,
+        };
+        for input in inputs {
+            let bytes = Bytes::Owned(input.bytes.clone());
+            p.add(input.name.clone(), None, bytes, false, None)?;
+        }
+        if p.units.is_empty() {
+            return Err(fail(Code::NoInput, "no input modules"));
+        }
+        Ok(p)
+    };
+    link_plans(job, &make)
+}
+
+/// Gives the report of a link's result the job's `--error-limit`, which its renderers
+/// apply.
+pub(super) fn limited(job: &Job, result: Result<Outcome, Failure>) -> Result<Outcome, Failure> {
+    match result {
+        Ok(mut o) => {
+            o.report.set_error_limit(job.error_limit);
+            Ok(o)
+        }
+        Err(mut f) => {
+            f.report.set_error_limit(job.error_limit);
+            Err(f)
+        }
+    }
+}
+
+pub(super) fn link_plans(
+    job: &Job,
+    make_plan: &dyn Fn() -> Result<Plan, Failure>,
+) -> Result<Outcome, Failure> {
+    limited(job, link_targets_of(job, make_plan))
+}
+
+/// Links every target of `job`, from the plans `make_plan` makes: one plan (one
+/// reading and parse of the inputs) for all targets whose inputs give the same PTX.
+pub(super) fn link_targets_of(
+    job: &Job,
+    make_plan: &dyn Fn() -> Result<Plan, Failure>,
+) -> Result<Outcome, Failure> {
+    let emit = job.emit.unwrap_or_else(|| Emit::from_path(&job.output));
+    if emit == Emit::Ptx && job.archs.len() > 1 {
+        return Err(fail(
+            Code::Usage,
+            "several --arch give several PTX modules: use --emit fatbin or --emit obj",
+        ));
+    }
+    let archs: Vec<Option<&str>> = if job.archs.is_empty() {
+        vec![None]
+    } else {
+        job.archs.iter().map(|a| Some(a.as_str())).collect()
+    };
+    let first = make_plan()?;
+    let groups = target_groups(&first, &archs);
+    let mut first = Some(first);
+    let mut report = Report::new();
+    let mut files_read = Vec::new();
+    let mut map = None;
+    // A PTX output stays a rope over its sources until it is written; container
+    // entries are assembled while each group's sources are still mapped.
+    let mut ptx_output = None;
+    let mut texts: Vec<Option<(Vec<u8>, MergedHeader)>> = archs.iter().map(|_| None).collect();
+    for (gi, group) in groups.iter().enumerate() {
+        // Another group links other container entries: read the inputs again for it.
+        // What it reports beyond the first group's report is its errors.
+        let plan = match first.take() {
+            Some(p) => p,
+            None => make_plan()?,
+        };
+        let group_archs: Vec<Option<&str>> = group.iter().map(|&t| archs[t]).collect();
+        let mut this = Report::new();
+        let linked = link_targets(job, plan, &group_archs, &mut this).map_err(|f| {
+            let mut all = std::mem::take(&mut report);
+            all.append(f.report);
+            Failure::from(all)
+        })?;
+        if gi == 0 {
+            report = this;
+            files_read = linked.files_read;
+            map = linked.map;
+        }
+        let Linked {
+            sources,
+            modules,
+            ptx,
+            ..
+        } = linked;
+        if emit == Emit::Ptx {
+            let (rope, _) = ptx
+                .into_iter()
+                .next()
+                .expect("one target links for --emit ptx");
+            ptx_output = Some(Output::Ptx {
+                rope,
+                sources,
+                modules,
+            });
+        } else {
+            let srcs = module_sources(&sources, &modules);
+            for (&t, (rope, header)) in group.iter().zip(ptx) {
+                texts[t] = Some((rope.to_vec(&srcs), header));
+            }
+        }
+    }
+    let output = match emit {
+        Emit::Ptx => ptx_output.expect("one target links for --emit ptx"),
+        Emit::Fatbin | Emit::Obj => {
+            let identifier = match job.output.file_stem().and_then(|s| s.to_str()) {
+                Some(stem) if job.output != Path::new("-") => format!("{stem}.ptx"),
+                _ => "ptxld.ptx".to_string(),
+            };
+            let entries: Vec<PtxEntry> = texts
+                .iter()
+                .flatten()
+                .map(|(text, h)| PtxEntry {
+                    text,
+                    sm: h.sm,
+                    suffix: h.suffix,
+                    version: h.version,
+                    address_bits: h.address_size,
+                    debug: h.debug,
+                    identifier: &identifier,
+                })
+                .collect();
+            let container = fatbin::write(&entries);
+            Output::Bytes(if emit == Emit::Fatbin {
+                container
+            } else {
+                write_host_object(&container, &job.symbol).map_err(|e| {
+                    fail(Code::Container, format!("cannot build the ELF object: {e}"))
+                })?
+            })
+        }
+    };
+    Ok(Outcome {
+        output,
+        report,
+        files_read,
+        map,
+        // Set by the caller that read the files (in-memory inputs have none).
+        stamps: Vec::new(),
+    })
+}
+
+/// `ptxld check`: links without writing anything and collects every finding (errors,
+/// ABI warnings, and where NVIDIA's nvJitLink would decide differently), resolved,
+/// for the text and JSON reporters ([`CheckReport::to_text`], [`CheckReport::to_json`]).
+pub fn check(job: &Job) -> CheckReport {
+    let arch = job.archs.first().map(String::as_str);
+    // The log lines of reading and member selection are not part of the report.
+    let mut log = Report::new();
+    let prepared = plan(job).and_then(|p| prepare(job, p, arch, &mut log));
+    let (diagnostics, linked) = match prepared {
+        // Inputs that cannot be read or parsed: their diagnostics, resolved already.
+        Err(f) => (f.report.diagnostics().cloned().collect(), false),
+        Ok(p) => {
+            let analysis = analyze(&p.sources, &p.modules, &link_options(job, &[arch]));
+            let found = explain::check::check(&analysis);
+            let resolved = found.into_iter().map(|d| d.resolved(&p.sources));
+            (resolved.collect::<Vec<_>>(), true)
+        }
+    };
+    // With --fatal-warnings a warning fails the check as it fails the link.
+    let ok = !diagnostics.iter().any(|d| {
+        d.severity == Severity::Error || (job.fatal_warnings && d.severity == Severity::Warning)
+    });
+    CheckReport {
+        diagnostics,
+        linked,
+        ok,
+        error_limit: job.error_limit,
+    }
+}

@@ -1,15 +1,14 @@
-//! End-to-end link tests over `fixtures/link/*/case.txt`: ptxld's verdict and
-//! diagnostics, ptxas accepting every output as a whole program, and nvJitLink's
+//! End-to-end link tests over `fixtures/link/*/case.txt`: ptxld's verdict, diagnostics
+//! and output, ptxas accepting every output as a whole program, and nvJitLink's
 //! verdict on the same inputs (agreeing, or differing exactly where docs/linking.md
 //! says ptxld's policy differs).
 //!
-//! case.txt keys: `inputs:` (link order), `arch:`, `ptxld-args:`, `expect: ok|error`,
-//! `stderr:` (substring of ptxld's stderr, repeatable), `output-has:` /
-//! `output-lacks:` (substring of the merged module, repeatable), and how nvJitLink
-//! compares: `nvjitlink: agree` (same verdict), `nvjitlink: differs: <why>` (the
-//! opposite verdict, a documented policy difference) or `nvjitlink: same-verdict:
-//! <why>` (same verdict, but nvJitLink's result differs, e.g. which weak copy it keeps);
-//! `nvjitlink-stderr:` (substring of nvJitLink's diagnostics, repeatable).
+//! The keys of case.txt are described in fixtures/link/README.md. ptxld runs in the
+//! case's folder with the inputs as written there, at `-j1` and at `-j2`: both runs
+//! must give the same output and stderr, equal to `expected/out.ptx` and
+//! `expected/stderr.txt`. Each `run:` gives `expected/NAME.txt` (the command, its exit
+//! status, stdout and stderr) and `expected/NAME.FILE` for each file it writes in
+//! `$OUT`. `UPDATE_EXPECT=1` writes the expected files instead of comparing them.
 
 mod common;
 
@@ -18,10 +17,22 @@ use std::process::Command;
 
 use common::*;
 
+/// The command that runs the case test again, for the bless hint.
+const RERUN: &str = "cargo test --test link link_cases";
+
+/// A `run:` line: a further invocation, `ptxld ARGS INPUTS...`.
+#[derive(Debug)]
+struct Run {
+    name: String,
+    args: Vec<String>,
+}
+
 #[derive(Debug, Default)]
 struct Case {
+    name: String,
     dir: PathBuf,
-    inputs: Vec<PathBuf>,
+    /// As written in case.txt: relative to `dir`.
+    inputs: Vec<String>,
     arch: String,
     args: Vec<String>,
     expect_ok: bool,
@@ -30,11 +41,13 @@ struct Case {
     lacks: Vec<String>,
     nvjitlink_agrees: bool,
     nvjitlink_stderr: Vec<String>,
+    runs: Vec<Run>,
 }
 
 fn load_case(dir: &Path) -> Case {
     let text = std::fs::read_to_string(dir.join("case.txt")).unwrap();
     let mut c = Case {
+        name: dir.file_name().unwrap().to_string_lossy().into_owned(),
         dir: dir.to_path_buf(),
         arch: "sm_80".into(),
         nvjitlink_agrees: true,
@@ -50,7 +63,7 @@ fn load_case(dir: &Path) -> Case {
             .unwrap_or_else(|| panic!("{}: bad line {line:?}", dir.display()));
         let value = value.trim();
         match key {
-            "inputs" => c.inputs = value.split_whitespace().map(|p| dir.join(p)).collect(),
+            "inputs" => c.inputs = value.split_whitespace().map(String::from).collect(),
             "arch" => c.arch = value.to_string(),
             "ptxld-args" => c.args = value.split_whitespace().map(String::from).collect(),
             "expect" => expect = Some(value == "ok"),
@@ -65,6 +78,24 @@ fn load_case(dir: &Path) -> Case {
                     "{}: nvjitlink: agree | differs: WHY | same-verdict: WHY",
                     dir.display()
                 );
+            }
+            "run" => {
+                let mut words = value.split_whitespace().map(String::from);
+                let name = words.next().unwrap_or_default();
+                assert!(
+                    !name.is_empty()
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                        && !["out", "stderr"].contains(&name.as_str())
+                        && c.runs.iter().all(|r| r.name != name),
+                    "{}: `run: NAME ARGS...` with a new NAME of [a-z0-9-] (not out, stderr): {line:?}",
+                    dir.display()
+                );
+                c.runs.push(Run {
+                    name,
+                    args: words.collect(),
+                });
             }
             _ => panic!("{}: unknown key {key}", dir.display()),
         }
@@ -92,6 +123,7 @@ fn nvjitlink_ok(c: &Case) -> Option<(bool, String)> {
         .arg(root().join("scripts/nvjitlink.py"))
         .args(["--arch", &c.arch])
         .args(&c.inputs)
+        .current_dir(&c.dir)
         .env("NVJITLINK_SO", so)
         .output()
         .unwrap();
@@ -107,43 +139,114 @@ fn nvjitlink_ok(c: &Case) -> Option<(bool, String)> {
     Some((ok, json))
 }
 
+/// What one ptxld run in a case gave: its exit status, and stdout and stderr with the
+/// path of its `$OUT` folder written `$OUT`.
+struct Ran {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs `ptxld ARGS INPUTS` in the case's folder, `$OUT` in ARGS standing for the
+/// (fresh, empty) folder `out_dir`.
+fn run_ptxld(c: &Case, args: &[String], out_dir: &Path) -> Ran {
+    let _ = std::fs::remove_dir_all(out_dir);
+    std::fs::create_dir_all(out_dir).unwrap();
+    let out = out_dir.to_str().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .args(args.iter().map(|a| a.replace("$OUT", out)))
+        .args(&c.inputs)
+        .current_dir(&c.dir)
+        .output()
+        .unwrap();
+    Ran {
+        code: o.status.code(),
+        stdout: replace_bytes(&o.stdout, out, "$OUT"),
+        stderr: replace_bytes(&o.stderr, out, "$OUT"),
+    }
+}
+
+/// A `run:`'s expected text: the command, its exit status, stdout and stderr.
+fn transcript(c: &Case, r: &Run, ran: &Ran) -> Vec<u8> {
+    let mut t = format!(
+        "$ ptxld {} {}\nexit status: {}\n",
+        r.args.join(" "),
+        c.inputs.join(" "),
+        ran.code.map_or("killed by a signal".into(), |n| n.to_string())
+    )
+    .into_bytes();
+    for (title, bytes) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
+        if bytes.is_empty() {
+            t.extend_from_slice(format!("--- {title}: empty\n").as_bytes());
+            continue;
+        }
+        t.extend_from_slice(format!("--- {title}\n").as_bytes());
+        t.extend_from_slice(bytes);
+        if !bytes.ends_with(b"\n") {
+            t.extend_from_slice(format!("\n--- no newline at the end of {title}\n").as_bytes());
+        }
+    }
+    t
+}
+
+/// The regular files `d` holds, sorted by name.
+fn files_in(d: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// Runs one case; returns the problems found.
 fn run(c: &Case, ptxas: Option<&Path>, tmp: &Path) -> Vec<String> {
     let mut problems = Vec::new();
-    let name = c.dir.file_name().unwrap().to_string_lossy().into_owned();
-    let out_path = tmp.join(format!("{name}.ptx"));
-    let _ = std::fs::remove_file(&out_path);
-    let res = Command::new(env!("CARGO_BIN_EXE_ptxld"))
-        .args(&c.args)
-        .arg("-o")
-        .arg(&out_path)
-        .args(&c.inputs)
-        .output()
-        .unwrap();
+    let case_tmp = tmp.join(&c.name);
+    // The link at one and at two threads.
+    let link = |threads: &str| {
+        let out_dir = case_tmp.join(format!("j{threads}"));
+        let mut args = vec![format!("-j{threads}")];
+        args.extend(c.args.iter().cloned());
+        args.extend(["-o".into(), "$OUT/out.ptx".into()]);
+        let ran = run_ptxld(c, &args, &out_dir);
+        let output = std::fs::read(out_dir.join("out.ptx")).ok();
+        (out_dir, ran, output)
+    };
+    let (out_dir, res, output) = link("1");
     let stderr = String::from_utf8_lossy(&res.stderr);
     if stderr.contains("panicked") {
         problems.push(format!("ptxld panicked:\n{stderr}"));
     }
-    if res.status.success() != c.expect_ok {
+    let success = res.code == Some(0);
+    if success != c.expect_ok {
         problems.push(format!(
             "ptxld exit {:?}, expected {}:\n{stderr}",
-            res.status.code(),
+            res.code,
             if c.expect_ok { "success" } else { "failure" }
         ));
     }
-    if !res.status.success() && res.status.code() != Some(1) {
-        problems.push(format!("exit code {:?}, not 1", res.status.code()));
+    if !success && res.code != Some(1) {
+        problems.push(format!("exit code {:?}, not 1", res.code));
     }
     for want in &c.stderr {
         if !stderr.contains(want.as_str()) {
             problems.push(format!("stderr lacks {want:?}:\n{stderr}"));
         }
     }
-    if !res.status.success() && out_path.exists() {
+    if !success && output.is_some() {
         problems.push("a failed link left an output file".into());
     }
-    if res.status.success() {
-        let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    if !temporaries(&out_dir).is_empty() {
+        problems.push(format!("temporaries left: {:?}", temporaries(&out_dir)));
+    }
+    if success {
+        let text = String::from_utf8_lossy(output.as_deref().unwrap_or_default());
         for want in &c.has {
             if !text.contains(want.as_str()) {
                 problems.push(format!("output lacks {want:?}"));
@@ -157,19 +260,38 @@ fn run(c: &Case, ptxas: Option<&Path>, tmp: &Path) -> Vec<String> {
         if let Some(ptxas) = ptxas {
             let r = Command::new(ptxas)
                 .arg(format!("-arch={}", c.arch))
-                .arg(&out_path)
+                .arg(out_dir.join("out.ptx"))
                 .arg("-o")
-                .arg(tmp.join(format!("{name}.cubin")))
+                .arg(case_tmp.join("out.cubin"))
                 .output()
                 .unwrap();
             if !r.status.success() {
                 problems.push(format!(
                     "ptxas rejects the merged module {}:\n{}",
-                    out_path.display(),
+                    out_dir.join("out.ptx").display(),
                     String::from_utf8_lossy(&r.stderr)
                 ));
             }
         }
+    }
+    // The same at two threads.
+    let (_, res2, output2) = link("2");
+    if res2.code != res.code || res2.stderr != res.stderr {
+        problems.push(format!(
+            "-j2 exits {:?} with other stderr than -j1 ({:?}): {}",
+            res2.code,
+            res.code,
+            first_difference(&res.stderr, &res2.stderr)
+        ));
+    }
+    if output2 != output {
+        problems.push(format!(
+            "-j2 writes another output than -j1: {}",
+            first_difference(
+                output.as_deref().unwrap_or_default(),
+                output2.as_deref().unwrap_or_default()
+            )
+        ));
     }
     if let Some((nv_ok, json)) = nvjitlink_ok(c) {
         let agrees = nv_ok == c.expect_ok;
@@ -183,7 +305,43 @@ fn run(c: &Case, ptxas: Option<&Path>, tmp: &Path) -> Vec<String> {
                 }
             ));
         }
+        let said = json.replace("\\\"", "\"");
+        for want in &c.nvjitlink_stderr {
+            if !said.contains(want.as_str()) {
+                problems.push(format!("nvJitLink does not say {want:?}: {json}"));
+            }
+        }
     }
+    let runs: Vec<(&Run, PathBuf, Ran)> = c
+        .runs
+        .iter()
+        .map(|r| {
+            let out_dir = case_tmp.join(format!("run-{}", r.name));
+            let ran = run_ptxld(c, &r.args, &out_dir);
+            let err = String::from_utf8_lossy(&ran.stderr);
+            if err.contains("panicked") || !matches!(ran.code, Some(0 | 1)) {
+                problems.push(format!("run {}: exit {:?}:\n{err}", r.name, ran.code));
+            }
+            (r, out_dir, ran)
+        })
+        .collect();
+    // Blessing a link that broke a rule above would record the breakage.
+    if blessing() && !problems.is_empty() {
+        problems.push("not blessed: fix the problems above first".into());
+        return problems;
+    }
+    let mut expected = Expected::new(&c.dir.join("expected"), RERUN);
+    expected.output("out.ptx", output.as_deref());
+    expected.text("stderr.txt", Some(&res.stderr));
+    for (r, out_dir, ran) in runs {
+        expected.text(&format!("{}.txt", r.name), Some(&transcript(c, r, &ran)));
+        let out = out_dir.to_str().unwrap();
+        for (file, bytes) in files_in(&out_dir) {
+            let bytes = replace_bytes(&bytes, out, "$OUT");
+            expected.output(&format!("{}.{file}", r.name), Some(&bytes));
+        }
+    }
+    problems.extend(expected.finish());
     problems
 }
 
@@ -193,7 +351,7 @@ fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
     assert!(cases.len() >= 40, "only {} link cases", cases.len());
     let ptxas = ptxas();
     let tmp = scratch("link-cases");
-    // Two workers: the machine has two cores and each case runs three processes.
+    // Two workers: the machine has two cores and each case runs several processes.
     let results: Vec<(String, Vec<String>)> = std::thread::scope(|s| {
         let chunks: Vec<&[Case]> = cases.chunks(cases.len().div_ceil(2)).collect();
         let handles: Vec<_> = chunks
@@ -203,10 +361,7 @@ fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
                 s.spawn(move || {
                     chunk
                         .iter()
-                        .map(|c| {
-                            let name = c.dir.file_name().unwrap().to_string_lossy().into_owned();
-                            (name, run(c, ptxas, tmp))
-                        })
+                        .map(|c| (c.name.clone(), run(c, ptxas, tmp)))
                         .collect::<Vec<_>>()
                 })
             })

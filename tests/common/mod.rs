@@ -3,6 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+mod expect;
+#[allow(unused_imports)]
+pub use expect::*;
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -2,12 +2,10 @@
 //! exit status 1 and no output file; nothing panics, hangs, or recurses without bound.
 //! And a property: linking a linked module again reproduces it byte for byte.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::*;
+use crate::support::*;
 
 fn dir(name: &str) -> PathBuf {
     scratch(&format!("rob-{name}"))

@@ -2,13 +2,11 @@
 //! many small inputs, thin archives, read errors under `--error-limit`, and sizes
 //! too large for 64 bits.
 
-mod common;
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::*;
+use crate::support::*;
 
 const HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 

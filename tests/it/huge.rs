@@ -3,15 +3,14 @@
 //! allocates grows with the input's bytes, only with its symbols and references.
 //! Time is not asserted here (tests never time); `just bench` measures it.
 
-mod common;
-#[path = "common/huge_module.rs"]
-mod huge_module;
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
+
+use crate::support::huge_module;
 
 /// Size of the generated module.
 const INPUT_BYTES: u64 = 2_000_000_000;

@@ -1,13 +1,11 @@
 //! Front-end tests over real producer fixtures: round trip, renaming, known answers,
 //! located errors, and cross-checks against ptxas and producer markers.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use common::*;
+use crate::support::*;
 use ptxld::describe::describe;
 use ptxld::emit::write_module;
 use ptxld::input::Bytes;

@@ -2,8 +2,6 @@
 //! libgcc, libgfortran, ... as shipped by Debian's gcc-12-offload-nvptx: thousands of
 //! modules). Every one must parse without a diagnostic and round-trip exactly.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use object::read::archive::ArchiveFile;
@@ -32,7 +30,7 @@ fn gcc_runtime_archives_parse_cleanly() {
     let mut libs = Vec::new();
     archives(Path::new(ACCEL_DIR), &mut libs);
     if libs.is_empty() {
-        common::skip(
+        crate::support::skip(
             "gcc_runtime_archives_parse_cleanly",
             &format!("{ACCEL_DIR} has no archives; install gcc-12-offload-nvptx (scripts/install-tools.sh)"),
         );

@@ -9,15 +9,13 @@
 //! files and has a sequence for every function with `.loc`; and that `ptxas -g`
 //! generates the same code for the debug modules' functions as for each module alone.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use object::{Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget};
 
-use common::*;
+use crate::support::*;
 
 fn fixture(rel: &str) -> PathBuf {
     root().join("fixtures/ptx").join(rel)
@@ -25,7 +23,7 @@ fn fixture(rel: &str) -> PathBuf {
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    common::scratch(&format!("dwarf-{name}"))
+    crate::support::scratch(&format!("dwarf-{name}"))
 }
 
 /// What the inputs say the output must hold.

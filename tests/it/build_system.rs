@@ -2,12 +2,10 @@
 //! --whole-archive, -u, -L/-l/-l:, response files, depfiles, --verbose and
 //! --fatal-warnings.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::*;
+use crate::support::*;
 
 fn ptxld(dir: &Path, args: &[&str]) -> Output {
     ptxld_in(dir, args)

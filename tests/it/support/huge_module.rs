@@ -1,4 +1,4 @@
-//! A generated huge module (tests/huge.rs, `just bench`), linked together with the
+//! A generated huge module (tests/it/huge.rs, `just bench`), linked together with the
 //! small module [`write_ext`] writes, which defines the function it calls.
 
 use std::fs::File;

@@ -1,11 +1,9 @@
 //! `ptxld check` and the ABI warnings, exact text.
 
-mod common;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::*;
+use crate::support::*;
 
 fn ptxld(dir: &Path, args: &[&str]) -> Output {
     ptxld_in(dir, args)

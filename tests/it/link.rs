@@ -10,15 +10,13 @@
 //! status, stdout and stderr) and `expected/NAME.FILE` for each file it writes in
 //! `$OUT`. `UPDATE_EXPECT=1` writes the expected files instead of comparing them.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::support::*;
 
 /// The command that runs the case test again, for the bless hint.
-const RERUN: &str = "cargo test --test link link_cases";
+const RERUN: &str = "cargo test --test it link::link_cases";
 
 /// A `run:` line: a further invocation, `ptxld ARGS INPUTS...`.
 #[derive(Debug)]

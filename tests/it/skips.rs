@@ -1,23 +1,21 @@
 //! A test that cannot run (a tool is missing) says so where `cargo test` shows it,
 //! and in CI it fails instead of skipping.
 
-mod common;
-
 use std::process::Command;
 
 /// Skips when asked to: the subject of the test below.
 #[test]
 fn probe() {
     if std::env::var_os("PTXLD_SKIP_PROBE").is_some() {
-        common::skip("probe", "asked to by PTXLD_SKIP_PROBE");
+        crate::support::skip("probe", "asked to by PTXLD_SKIP_PROBE");
     }
 }
 
 /// This test binary run again, as `cargo test` runs it (output captured), for the
-/// probe alone.
+/// probe alone (its full name: the module path, then the function).
 fn run_probe(ci: bool) -> std::process::Output {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "probe", "--test-threads=1"])
+    cmd.args(["--exact", "skips::probe", "--test-threads=1"])
         .env("PTXLD_SKIP_PROBE", "1")
         .env_remove("CI");
     if ci {

@@ -3,12 +3,10 @@
 //! what NVIDIA's tools write is accepted as input; broken and foreign-host
 //! containers are refused with a located message.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::*;
+use crate::support::*;
 use ptxld::container::fatbin;
 
 fn ptxld(args: &[&str]) -> Output {

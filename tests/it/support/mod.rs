@@ -1,10 +1,10 @@
-//! Shared helpers for the integration tests: fixture discovery and NVIDIA tools.
-#![allow(dead_code)]
+//! What the integration tests share: running `ptxld`, fixture discovery, NVIDIA tools,
+//! skips, processes observed in /proc, and expected files (`expect`).
 
 use std::path::{Path, PathBuf};
 
 mod expect;
-#[allow(unused_imports)]
+pub mod huge_module;
 pub use expect::*;
 
 pub fn root() -> PathBuf {
@@ -100,13 +100,6 @@ pub fn nvidia_tool(var: &str, default: &str) -> Option<PathBuf> {
 
 pub fn ptxas() -> Option<PathBuf> {
     nvidia_tool("PTXAS", "nvidia/cuda_nvcc/bin/ptxas")
-}
-
-/// The lowest `sm_NN` ptxas accepts for a module with this `.target`
-/// (GCC's default sm_30 is no longer supported by ptxas 12).
-pub fn ptxas_arch(module_sm: Option<u32>) -> String {
-    let sm = module_sm.unwrap_or(52).max(52);
-    format!("sm_{sm}")
 }
 
 /// Runs the `ptxld` binary in `dir`.

@@ -6,17 +6,14 @@
 //! to a closed standard output is an error.
 //!
 //! The tests act on running links at points they observe in /proc, never after a
-//! sleep, so most are Linux-only.
-#![cfg(target_os = "linux")]
-
-mod common;
+//! sleep, so they are Linux-only (the module is compiled on Linux only).
 
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::*;
+use crate::support::*;
 
 fn dir(name: &str) -> PathBuf {
     scratch(&format!("out-{name}"))

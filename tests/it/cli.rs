@@ -1,13 +1,11 @@
 //! The `ptxld` binary as a build system runs it: exit codes, diagnostics, limits,
 //! determinism across thread counts.
 
-mod common;
-
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::*;
+use crate::support::*;
 
 fn ptxld(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ptxld"))

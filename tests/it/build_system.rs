@@ -7,14 +7,6 @@ use std::process::{Command, Output};
 
 use crate::support::*;
 
-fn ptxld(dir: &Path, args: &[&str]) -> Output {
-    ptxld_in(dir, args)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// A module defining `defines` (functions returning their index) and calling each of
 /// `calls` from the first definition (or from a kernel when it defines nothing).
 fn module(defines: &[&str], calls: &[&str]) -> String {
@@ -75,7 +67,7 @@ impl Fixture {
         self
     }
     fn run(&self, args: &[&str]) -> Output {
-        ptxld(&self.dir, args)
+        ptxld().current_dir(&self.dir).args(args).run()
     }
     /// Whole-program ptxas must accept `name` (skipped loudly without ptxas).
     fn assemble(&self, name: &str) {
@@ -542,19 +534,21 @@ fn why_live_shows_the_chain_from_a_kernel() {
 #[test]
 fn link_map_and_symbol_trace() {
     let case = |name: &str| root().join("fixtures/link").join(name);
-    let o = ptxld(
-        &case("weak-first-wins-func"),
-        // Not `-o -`: the map and the output would share standard output.
-        &[
-            "--print-map",
-            "-y",
-            "wf",
-            "-o",
-            "/dev/null",
-            "1-a.ptx",
-            "2-b.ptx",
-        ],
-    );
+    let o = ptxld()
+        .current_dir(case("weak-first-wins-func"))
+        .args(
+            // Not `-o -`: the map and the output would share standard output.
+            [
+                "--print-map",
+                "-y",
+                "wf",
+                "-o",
+                "/dev/null",
+                "1-a.ptx",
+                "2-b.ptx",
+            ],
+        )
+        .run();
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     let map_start = stdout.find("# ptxld link map").expect("map on stdout");
@@ -582,9 +576,9 @@ fn link_map_and_symbol_trace() {
     let dir = case("common-sizes-largest");
     let trace_dir = scratch("map-trace");
     let (map, out) = (trace_dir.join("map.txt"), trace_dir.join("out.ptx"));
-    let o = ptxld(
-        &dir,
-        &[
+    let o = ptxld()
+        .current_dir(&dir)
+        .args([
             "-Map",
             map.to_str().unwrap(),
             "-o",
@@ -592,8 +586,8 @@ fn link_map_and_symbol_trace() {
             "1-small.ptx",
             "2-large.ptx",
             "3-mid.ptx",
-        ],
-    );
+        ])
+        .run();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(&map).unwrap(),
@@ -606,9 +600,9 @@ fn link_map_and_symbol_trace() {
          k_c  kernel  .visible  3-mid.ptx:8:17\n"
     );
     // A trace still explains a failed link.
-    let o = ptxld(
-        &case("err-undef-func-called"),
-        &[
+    let o = ptxld()
+        .current_dir(case("err-undef-func-called"))
+        .args([
             "-y",
             "ext_f",
             "-y",
@@ -617,8 +611,8 @@ fn link_map_and_symbol_trace() {
             out.to_str().unwrap(),
             "1-caller.ptx",
             "2-other.ptx",
-        ],
-    );
+        ])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).starts_with(
@@ -660,7 +654,7 @@ fn strip_debug_and_merged_multi_module_dwarf() {
     let out = f.dir.join("s.ptx");
     let mut args = vec!["--strip-debug", "-o", out.to_str().unwrap()];
     args.extend(inputs.iter().map(String::as_str));
-    let o = ptxld(&dir, &args);
+    let o = ptxld().current_dir(&dir).args(&args).run();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("debug"), "{}", stderr(&o));
     let text = f.read("s.ptx");
@@ -677,7 +671,7 @@ fn strip_debug_and_merged_multi_module_dwarf() {
     let out2 = f.dir.join("k.ptx");
     let mut args = vec!["-o", out2.to_str().unwrap()];
     args.extend(inputs.iter().map(String::as_str));
-    let o = ptxld(&dir, &args);
+    let o = ptxld().current_dir(&dir).args(&args).run();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("debug"), "{}", stderr(&o));
     let kept = f.read("k.ptx");

@@ -1,28 +1,17 @@
 //! `ptxld check` and the ABI warnings, exact text.
 
-use std::path::Path;
-use std::process::Output;
-
 use crate::support::*;
-
-fn ptxld(dir: &Path, args: &[&str]) -> Output {
-    ptxld_in(dir, args)
-}
 
 fn case(name: &str) -> std::path::PathBuf {
     root().join("fixtures/link").join(name)
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[test]
 fn check_reports_where_nvjitlink_decides_differently() {
-    let o = ptxld(
-        &case("weak-first-wins-mixed-target"),
-        &["check", "1-sm70.ptx", "2-sm80.ptx"],
-    );
+    let o = ptxld()
+        .current_dir(case("weak-first-wins-mixed-target"))
+        .args(["check", "1-sm70.ptx", "2-sm80.ptx"])
+        .run();
     assert!(o.status.success());
     assert_eq!(
         stdout(&o),
@@ -30,20 +19,20 @@ fn check_reports_where_nvjitlink_decides_differently() {
          in link order (sm_70)\n>>> 2-sm80.ptx:9:30\n>>> 1-sm70.ptx:9:30\n\
          0 error(s), 0 warning(s), 1 note(s)\n"
     );
-    let o = ptxld(
-        &case("proto-f32-vs-b32-gcc-llvm"),
-        &["check", "1-llvm-b32.ptx", "2-gcc-f32.ptx"],
-    );
+    let o = ptxld()
+        .current_dir(case("proto-f32-vs-b32-gcc-llvm"))
+        .args(["check", "1-llvm-b32.ptx", "2-gcc-f32.ptx"])
+        .run();
     assert_eq!(
         stdout(&o),
         "note: nvJitLink: prints \"Prototype doesn't match\" for lerp1 (.fN against .bN of the \
          same size); ptxld links it by PTX type compatibility\n>>> 2-gcc-f32.ptx:6:41\n\
          >>> 1-llvm-b32.ptx:6:32\n0 error(s), 0 warning(s), 1 note(s)\n"
     );
-    let o = ptxld(
-        &case("err-undef-func-called-unreachable"),
-        &["check", "1-unreached.ptx"],
-    );
+    let o = ptxld()
+        .current_dir(case("err-undef-func-called-unreachable"))
+        .args(["check", "1-unreached.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stdout(&o),
@@ -52,10 +41,10 @@ fn check_reports_where_nvjitlink_decides_differently() {
          callers; ptxld reports it (link with --gc-sections to drop them)\n\
          >>> 1-unreached.ptx:6:32\n1 error(s), 0 warning(s), 1 note(s)\n"
     );
-    let o = ptxld(
-        &case("common-max-align"),
-        &["check", "--format", "json", "1-align4.ptx", "2-align16.ptx"],
-    );
+    let o = ptxld()
+        .current_dir(case("common-max-align"))
+        .args(["check", "--format", "json", "1-align4.ptx", "2-align16.ptx"])
+        .run();
     assert_eq!(
         stdout(&o),
         "{\"ok\": true, \"findings\": [{\"severity\": \"note\", \"message\": \"nvJitLink: keeps \
@@ -66,10 +55,10 @@ fn check_reports_where_nvjitlink_decides_differently() {
 
 #[test]
 fn check_applies_a_ptx_version_cap() {
-    let o = ptxld(
-        &case("version-max"),
-        &["check", "--ptx-version", "7.0", "1-v60.ptx", "2-v88.ptx"],
-    );
+    let o = ptxld()
+        .current_dir(case("version-max"))
+        .args(["check", "--ptx-version", "7.0", "1-v60.ptx", "2-v88.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
         stdout(&o).starts_with(
@@ -83,7 +72,10 @@ fn check_applies_a_ptx_version_cap() {
 #[test]
 fn abi_violations_are_warnings_with_locations() {
     let dir = root().join("fixtures/abi");
-    let o = ptxld(&dir, &["check", "violations.ptx"]);
+    let o = ptxld()
+        .current_dir(&dir)
+        .args(["check", "violations.ptx"])
+        .run();
     let text = stdout(&o);
     let warnings: Vec<&str> = text
         .lines()
@@ -108,20 +100,20 @@ fn abi_violations_are_warnings_with_locations() {
     assert!(text.contains(">>> violations.ptx:2:10\n"), "{text}");
     // In a link they are warnings; --fatal-warnings makes them errors.
     let out = scratch("abi").join("out.ptx");
-    let o = ptxld(
-        &dir,
-        &[
+    let o = ptxld()
+        .current_dir(&dir)
+        .args([
             "--fatal-warnings",
             "-o",
             out.to_str().unwrap(),
             "violations.ptx",
-        ],
-    );
+        ])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("warnings are errors"));
     // Real producers' output has no ABI findings.
     for f in valid_fixtures() {
-        let o = ptxld(Path::new("."), &["check", f.to_str().unwrap()]);
+        let o = ptxld().args(["check", f.to_str().unwrap()]).run();
         assert!(
             !stdout(&o).contains("ABI"),
             "{}: {}",

@@ -3,16 +3,9 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
 use crate::support::*;
-
-fn ptxld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptxld"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn tmp(name: &str, contents: &[u8]) -> PathBuf {
     // One folder shared by the tests of this file, which run at the same time:
@@ -33,7 +26,7 @@ fn syntax_only_accepts_every_valid_fixture() {
     let files: Vec<String> = valid_fixtures().iter().map(|p| s(p).to_string()).collect();
     let mut args = vec!["--syntax-only"];
     args.extend(files.iter().map(String::as_str));
-    let out = ptxld(&args);
+    let out = ptxld().args(&args).run();
     assert!(
         out.status.success(),
         "{}",
@@ -49,7 +42,7 @@ fn errors_are_located_with_snippet_and_exit_1() {
         "broken.ptx",
         b".version 7.0\n.target sm_80\n.address_size 64\n.visible .global .u32 x = 0x;\n",
     );
-    let out = ptxld(&["--syntax-only", s(&p)]);
+    let out = ptxld().args(["--syntax-only", s(&p)]).run();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     let want = format!(
@@ -69,7 +62,7 @@ fn all_errors_of_all_files_are_reported_in_order() {
         b".version 7.0\n.target sm_80\nbogus;\n.global .u32 y = ;\n",
     );
     // Given in reverse order: diagnostics are still sorted by input position.
-    let out = ptxld(&["--syntax-only", s(&b), s(&a)]);
+    let out = ptxld().args(["--syntax-only", s(&b), s(&a)]).run();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     let heads: Vec<&str> = err
@@ -89,14 +82,18 @@ fn error_limit_stops_reporting() {
         src.extend_from_slice(b"junk;\n");
     }
     let p = tmp("many.ptx", &src);
-    let out = ptxld(&["--syntax-only", s(&p)]);
+    let out = ptxld().args(["--syntax-only", s(&p)]).run();
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.matches("error: ").count(), 21, "{err}");
     assert!(err.contains("too many errors emitted"));
-    let out = ptxld(&["--syntax-only", "--error-limit=0", s(&p)]);
+    let out = ptxld()
+        .args(["--syntax-only", "--error-limit=0", s(&p)])
+        .run();
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.matches("error: ").count(), 30);
-    let out = ptxld(&["--syntax-only", "--error-limit", "5", s(&p)]);
+    let out = ptxld()
+        .args(["--syntax-only", "--error-limit", "5", s(&p)])
+        .run();
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.matches("error: ").count(), 6);
 }
@@ -112,14 +109,14 @@ fn output_is_identical_for_any_thread_count() {
     let run = |j: &str| {
         let mut args = vec!["--print-symbols", "--error-limit=0", "-j", j];
         args.extend(files.iter().map(String::as_str));
-        ptxld(&args)
+        ptxld().args(&args).run()
     };
     let one = run("1");
     let two = run("2");
     let four = {
         let mut args = vec!["--print-symbols", "--error-limit=0", "-j4"];
         args.extend(files.iter().map(String::as_str));
-        ptxld(&args)
+        ptxld().args(&args).run()
     };
     assert_eq!(one.stdout, two.stdout);
     assert_eq!(one.stderr, two.stderr);
@@ -130,14 +127,14 @@ fn output_is_identical_for_any_thread_count() {
 
 #[test]
 fn unreadable_inputs_are_reported_not_panicked() {
-    let out = ptxld(&["--syntax-only", "/nonexistent/x.ptx"]);
+    let out = ptxld().args(["--syntax-only", "/nonexistent/x.ptx"]).run();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.starts_with("ptxld: error: cannot read /nonexistent/x.ptx: "),
         "{err}"
     );
-    let out = ptxld(&["--syntax-only", "/tmp"]);
+    let out = ptxld().args(["--syntax-only", "/tmp"]).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
 }
@@ -149,7 +146,7 @@ fn inputs_larger_than_4_gib_are_refused_clearly() {
     let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
     f.set_len(u32::MAX as u64 + 1).unwrap();
     drop(f);
-    let out = ptxld(&["--syntax-only", s(&p)]);
+    let out = ptxld().args(["--syntax-only", s(&p)]).run();
     std::fs::remove_file(&p).unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
@@ -159,20 +156,10 @@ fn inputs_larger_than_4_gib_are_refused_clearly() {
 
 #[test]
 fn standard_input_is_read_with_dash() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+    let out = ptxld()
         .args(["--print-symbols", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b".version 7.0\n.target sm_80\n.address_size 64\n.visible .global .u32 v;\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .stdin(".version 7.0\n.target sm_80\n.address_size 64\n.visible .global .u32 v;\n")
+        .run();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -184,11 +171,11 @@ fn standard_input_is_read_with_dash() {
 #[test]
 fn usage_errors_exit_1() {
     for args in [&["--bogus"][..], &["--syntax-only"][..], &["x.ptx"][..]] {
-        let out = ptxld(args);
+        let out = ptxld().args(args).run();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).starts_with("ptxld: error: "));
     }
-    assert!(ptxld(&["--help"]).status.success());
+    assert!(ptxld().args(["--help"]).run().status.success());
 }
 
 /// A reader that closed its end of the pipe (`ptxld --help | head -0`) ends the
@@ -203,13 +190,11 @@ fn standard_output_closed_by_the_reader_is_not_an_error() {
     for args in [&["--help"][..], &["--version"][..], &map_args[..]] {
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader); // every write now fails with EPIPE
-        let out = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        let out = ptxld()
             .args(args)
             .current_dir(&dir)
             .stdout(Stdio::from(writer))
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
+            .run();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert!(out.status.success(), "{args:?}: {err}");
@@ -229,7 +214,7 @@ fn link_output_is_identical_for_any_thread_count_and_to_stdout() {
     let run = |extra: &[&str]| {
         let mut args: Vec<&str> = extra.to_vec();
         args.extend(inputs.iter().map(String::as_str));
-        let out = ptxld(&args);
+        let out = ptxld().args(&args).run();
         assert!(
             out.status.success(),
             "{}",
@@ -260,7 +245,7 @@ fn stats_report_cpu_and_wall_time_of_every_phase() {
     let mut args = vec!["--stats", "-o", s(&out_file)];
     let inputs = real_set();
     args.extend(inputs.iter().map(String::as_str));
-    let out = ptxld(&args);
+    let out = ptxld().args(&args).run();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let phases = [
@@ -295,7 +280,7 @@ fn output_naming_an_input_is_refused_and_the_input_kept() {
     let before = std::fs::read(&victim).unwrap();
     let mut args = vec!["-o", s(&victim), s(&victim)];
     args.extend(inputs[1..].iter().map(String::as_str));
-    let out = ptxld(&args);
+    let out = ptxld().args(&args).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!(
         "error: output file {} is the same file as input {}; refusing to overwrite it",
@@ -314,7 +299,7 @@ fn a_failed_link_leaves_no_output_file() {
     );
     let b = tmp("dup_b.ptx", &std::fs::read(&a).unwrap());
     let out_path = tmp("stale.ptx", b"old output from an earlier link");
-    let out = ptxld(&["-o", s(&out_path), s(&a), s(&b)]);
+    let out = ptxld().args(["-o", s(&out_path), s(&a), s(&b)]).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(!out_path.exists(), "stale output must be removed");
     let err = String::from_utf8(out.stderr).unwrap();
@@ -343,7 +328,7 @@ fn link_errors_respect_the_error_limit() {
     }
     let p = tmp("many_undef.ptx", &src);
     let o = tmp("many_undef.out", b"");
-    let out = ptxld(&["-o", s(&o), s(&p)]);
+    let out = ptxld().args(["-o", s(&o), s(&p)]).run();
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(
         err.matches("error: undefined symbol: missing").count(),
@@ -360,7 +345,7 @@ fn a_parse_error_in_link_mode_leaves_no_output_file() {
         b".version 7.0\n.target sm_80\n.global .u32 x = 0x;\n",
     );
     let out_path = tmp("link_bad.out", b"stale");
-    let out = ptxld(&["-o", s(&out_path), s(&bad)]);
+    let out = ptxld().args(["-o", s(&out_path), s(&bad)]).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("link_bad.ptx:3:18: hexadecimal"));
     assert!(!out_path.exists());
@@ -405,7 +390,7 @@ fn aliases_are_written_in_the_order_of_their_output_symbols() {
     for threads in ["1", "2"] {
         let mut args = args.clone();
         args.extend(["-j", threads]);
-        let r = ptxld(&args);
+        let r = ptxld().args(&args).run();
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         let text = std::fs::read_to_string(&out).unwrap();
         let aliases: Vec<&str> = text.lines().filter(|l| l.starts_with(".alias")).collect();
@@ -434,10 +419,6 @@ fn two_kernels(name: &str) -> PathBuf {
     d
 }
 
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// GNU ld's and lld's spellings: `-Map=FILE` (what `-Wl,-Map=` passes), `--Map FILE`,
 /// single-dash long options, `-(`/`-)`, `--flag=value`.
 #[test]
@@ -463,8 +444,8 @@ fn gnu_ld_spellings_are_understood() {
             "-o",
             "out.ptx",
         ]);
-        let o = ptxld_in(&d, &args);
-        assert!(o.status.success(), "{args:?}: {}", err(&o));
+        let o = ptxld().current_dir(&d).args(&args).run();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let text = std::fs::read_to_string(d.join(format!("m{i}.map"))).unwrap();
         assert!(text.contains("ka"), "{args:?}: {text}");
         // --gc-sections took effect: kb is gone, ka kept by --export=ka... and as a kernel.
@@ -480,30 +461,42 @@ fn gnu_ld_spellings_are_understood() {
 #[test]
 fn flags_take_no_values_and_mistakes_get_suggestions() {
     let d = two_kernels("mistakes");
-    let o = ptxld_in(&d, &["--gc-sections=no", "-o", "out.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["--gc-sections=no", "-o", "out.ptx", "a.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        err(&o).starts_with("ptxld: error: unexpected value 'no' for '--gc-sections'"),
+        stderr(&o).starts_with("ptxld: error: unexpected value 'no' for '--gc-sections'"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
-    let o = ptxld_in(&d, &["--gc-section", "-o", "out.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["--gc-section", "-o", "out.ptx", "a.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        err(&o).contains("tip: a similar argument exists: '--gc-sections'"),
+        stderr(&o).contains("tip: a similar argument exists: '--gc-sections'"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
-    let o = ptxld_in(&d, &["--arch", "sm_999", "-o", "out.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["--arch", "sm_999", "-o", "out.ptx", "a.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        err(&o).starts_with("ptxld: error: invalid value 'sm_999' for '--arch <TARGET>'"),
+        stderr(&o).starts_with("ptxld: error: invalid value 'sm_999' for '--arch <TARGET>'"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     for ok in ["sm_90a", "sm_100f", "sm_80"] {
-        let o = ptxld_in(&d, &["--arch", ok, "-o", "out.ptx", "a.ptx"]);
-        assert!(o.status.success(), "{ok}: {}", err(&o));
+        let o = ptxld()
+            .current_dir(&d)
+            .args(["--arch", ok, "-o", "out.ptx", "a.ptx"])
+            .run();
+        assert!(o.status.success(), "{ok}: {}", stderr(&o));
     }
     assert!(!d.join("out2.ptx").exists());
 }
@@ -538,9 +531,9 @@ fn options_that_do_not_apply_to_the_mode_are_refused() {
             "ptxld: error: ptxld check takes one --arch",
         ),
     ] {
-        let o = ptxld_in(&d, args);
+        let o = ptxld().current_dir(&d).args(args).run();
         assert_eq!(o.status.code(), Some(1), "{args:?}");
-        assert!(err(&o).starts_with(want), "{args:?}: {}", err(&o));
+        assert!(stderr(&o).starts_with(want), "{args:?}: {}", stderr(&o));
         assert!(!d.join("x.ptx").exists() && !d.join("x.map").exists());
     }
 }
@@ -566,9 +559,9 @@ fn every_error_says_ptxld_error() {
         &["-o", "out.ptx", "-lnothing"],
         &["-o", "out.ptx", "a.ptx", "a.ptx"],
     ] {
-        let o = ptxld_in(&d, args);
+        let o = ptxld().current_dir(&d).args(args).run();
         assert_eq!(o.status.code(), Some(1), "{args:?}");
-        let text = err(&o);
+        let text = stderr(&o);
         assert!(text.starts_with("ptxld: error: "), "{args:?}: {text}");
         for line in text.lines().filter(|l| l.contains("error:")) {
             assert!(line.starts_with("ptxld: error: "), "{args:?}: {line}");
@@ -581,13 +574,13 @@ fn every_error_says_ptxld_error() {
 #[test]
 fn unknown_z_keywords_are_warned() {
     let d = two_kernels("z");
-    let o = ptxld_in(
-        &d,
-        &["-z", "now", "-znoexecstack", "-o", "out.ptx", "a.ptx"],
-    );
-    assert!(o.status.success(), "{}", err(&o));
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-z", "now", "-znoexecstack", "-o", "out.ptx", "a.ptx"])
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        err(&o),
+        stderr(&o),
         "ptxld: warning: unknown -z value: now\nptxld: warning: unknown -z value: noexecstack\n"
     );
 }
@@ -603,24 +596,22 @@ fn file_names_that_are_not_utf8_work() {
     let odd = OsStr::from_bytes(b"k\xff.ptx");
     std::fs::copy(d.join("a.ptx"), d.join(odd)).unwrap();
     let out = OsStr::from_bytes(b"out\xfe.ptx");
-    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+    let o = ptxld()
         .arg("-o")
         .arg(out)
         .arg(odd)
         .arg("b.ptx")
         .current_dir(&d)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", err(&o));
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::read_to_string(d.join(out)).unwrap().contains("ka"));
-    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+    let o = ptxld()
         .args(["-o", "x.ptx"])
         .arg(OsStr::from_bytes(b"missing\xff.ptx"))
         .current_dir(&d)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    assert!(err(&o).starts_with("ptxld: error: cannot read missing\u{fffd}.ptx"));
+        .run();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("ptxld: error: cannot read missing\u{fffd}.ptx"));
 }
 
 /// Standard error that cannot be written (a full device, a closed pipe) makes a
@@ -631,12 +622,12 @@ fn file_names_that_are_not_utf8_work() {
 fn standard_error_that_cannot_be_written_fails_without_a_panic() {
     let d = two_kernels("stderr");
     let run = |args: &[&str], stderr: Stdio| {
-        Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        ptxld()
             .args(args)
             .current_dir(&d)
             .stderr(stderr)
-            .status()
-            .unwrap()
+            .run()
+            .status
     };
     let full = || Stdio::from(std::fs::File::create("/dev/full").unwrap());
     let closed = || {
@@ -670,28 +661,50 @@ fn response_files_are_bounded() {
         };
         std::fs::write(d.join(format!("f{i}")), next).unwrap();
     }
-    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "@f0"]));
-    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    assert!(
-        err(&o).contains("more than 2000 response files expanded"),
-        "{}",
-        err(&o)
+    let o = wait_output(
+        ptxld()
+            .current_dir(&d)
+            .args(["-o", "out.ptx", "@f0"])
+            .spawn(),
     );
-    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "@/dev/zero"]));
-    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        err(&o).contains("response files hold more than 256 MiB together"),
+        stderr(&o).contains("more than 2000 response files expanded"),
         "{}",
-        err(&o)
+        stderr(&o)
+    );
+    let o = wait_output(
+        ptxld()
+            .current_dir(&d)
+            .args(["-o", "out.ptx", "@/dev/zero"])
+            .spawn(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("response files hold more than 256 MiB together"),
+        "{}",
+        stderr(&o)
     );
     mkfifo(&d.join("args.fifo"));
-    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "@args.fifo"]));
-    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    assert!(err(&o).contains("is a FIFO with no writer"), "{}", err(&o));
+    let o = wait_output(
+        ptxld()
+            .current_dir(&d)
+            .args(["-o", "out.ptx", "@args.fifo"])
+            .spawn(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is a FIFO with no writer"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!d.join("out.ptx").exists());
     // A FIFO with a writer is read like a file.
     let writer = hold_fifo(&d.join("args.fifo"));
-    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "@args.fifo"]);
+    let child = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "@args.fifo"])
+        .spawn();
     let pid = child.id();
     // Written once ptxld has the FIFO open: data in a FIFO nobody has open is lost.
     wait_until("ptxld opens args.fifo", || {
@@ -702,7 +715,7 @@ fn response_files_are_bounded() {
         w.write_all(b"a.ptx b.ptx").unwrap();
     }
     let o = wait_output(child);
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 /// `-j 10000` for a two-input link starts no more threads than there is work for
@@ -714,7 +727,10 @@ fn threads_are_bounded_by_the_work() {
     let fifo = d.join("c.fifo");
     mkfifo(&fifo);
     let writer = hold_fifo(&fifo);
-    let child = spawn_ptxld_in(&d, &["-j", "10000", "-o", "out.ptx", "a.ptx", "c.fifo"]);
+    let child = ptxld()
+        .current_dir(&d)
+        .args(["-j", "10000", "-o", "out.ptx", "a.ptx", "c.fifo"])
+        .spawn();
     let pid = child.id();
     wait_until("ptxld opens c.fifo", || {
         has_open(pid, &fifo) || has_exited(pid)
@@ -732,7 +748,7 @@ fn threads_are_bounded_by_the_work() {
         w.write_all(kernel("kc").as_bytes()).unwrap();
     }
     let o = wait_output(child);
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert!(threads <= cores.max(2) + 4, "{threads} threads");
 }
@@ -741,7 +757,7 @@ fn threads_are_bounded_by_the_work() {
 /// table: each option `--help` lists is in all of them.
 #[test]
 fn help_man_page_and_completions_list_the_same_options() {
-    let help = String::from_utf8(ptxld(&["--help"]).stdout).unwrap();
+    let help = String::from_utf8(ptxld().args(["--help"]).run().stdout).unwrap();
     // The option names at the start of each option's lines.
     let longs: std::collections::BTreeSet<&str> = help
         .lines()
@@ -762,9 +778,11 @@ fn help_man_page_and_completions_list_the_same_options() {
     ] {
         assert!(longs.contains(must), "--help lacks {must}: {longs:?}");
     }
-    let man = String::from_utf8(ptxld(&["--generate", "man"]).stdout).unwrap();
+    let man = String::from_utf8(ptxld().args(["--generate", "man"]).run().stdout).unwrap();
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
-        let o = ptxld(&["--generate", &format!("complete-{shell}")]);
+        let o = ptxld()
+            .args(["--generate", &format!("complete-{shell}")])
+            .run();
         assert!(o.status.success());
         let script = String::from_utf8(o.stdout).unwrap();
         for long in &longs {

@@ -9,13 +9,6 @@ use std::process::{Command, Output};
 use crate::support::*;
 use ptxld::container::fatbin;
 
-fn ptxld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptxld"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 fn ok(out: Output) -> Output {
     assert!(
         out.status.success(),
@@ -50,7 +43,7 @@ fn link(args: &[&str]) -> Output {
     let ins = inputs();
     let mut all: Vec<&str> = args.to_vec();
     all.extend(ins.iter().map(String::as_str));
-    ok(ptxld(&all))
+    ok(ptxld().args(&all).run())
 }
 
 fn cuobjdump() -> Option<PathBuf> {
@@ -203,19 +196,23 @@ fn our_containers_are_inputs_too() {
     let obj = d.join("lib.o");
     link(&["-o", s(&obj)]);
     let from_fb = d.join("from_fb.ptx");
-    ok(ptxld(&["--arch", "sm_80", "-o", s(&from_fb), s(&fb)]));
+    ok(ptxld()
+        .args(["--arch", "sm_80", "-o", s(&from_fb), s(&fb)])
+        .run());
     let text = std::fs::read_to_string(&from_fb).unwrap();
     assert!(text.contains(".target sm_80"), "the sm_80 entry was chosen");
     let from_obj = d.join("from_obj.ptx");
-    ok(ptxld(&["-o", s(&from_obj), s(&obj)]));
+    ok(ptxld().args(["-o", s(&from_obj), s(&obj)]).run());
     // Without --arch the highest entry is taken.
     let hi = d.join("hi.ptx");
-    ok(ptxld(&["-o", s(&hi), s(&fb)]));
+    ok(ptxld().args(["-o", s(&hi), s(&fb)]).run());
     assert!(std::fs::read_to_string(&hi)
         .unwrap()
         .contains(".target sm_90"));
     // No usable entry for a lower target.
-    let out = ptxld(&["--arch", "sm_75", "-o", s(&d.join("no.ptx")), s(&fb)]);
+    let out = ptxld()
+        .args(["--arch", "sm_75", "-o", s(&d.join("no.ptx")), s(&fb)])
+        .run();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("has PTX only for sm_80, sm_90, none usable for sm_75"));
@@ -240,13 +237,13 @@ fn emit_defaults_and_option_errors() {
     let ins = inputs();
     let mut args = vec!["--arch", "sm_80", "--arch", "sm_90", "-o", "x.ptx"];
     args.extend(ins.iter().map(String::as_str));
-    let out = ptxld(&args);
+    let out = ptxld().args(&args).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("use --emit fatbin or --emit obj"));
     // An arch below an input's target: no entry can be made.
     let mut args = vec!["--arch", "sm_80", "--arch", "sm_60", "-o", "x.fatbin"];
     args.extend(ins.iter().map(String::as_str));
-    let out = ptxld(&args);
+    let out = ptxld().args(&args).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("which --arch sm_60 cannot run"));
 }
@@ -295,7 +292,7 @@ fn corrupt_containers_are_refused_with_the_byte_offset() {
     for (name, bytes, want) in cases {
         let p = d.join(name);
         std::fs::write(&p, bytes).unwrap();
-        let out = ptxld(&["-o", s(&d.join("out.ptx")), s(&p)]);
+        let out = ptxld().args(["-o", s(&d.join("out.ptx")), s(&p)]).run();
         assert_eq!(out.status.code(), Some(1), "{name}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(want), "{name}: {err}");
@@ -307,7 +304,7 @@ fn corrupt_containers_are_refused_with_the_byte_offset() {
     b[16 + 0x28] = 0x10;
     let p = d.join("host32.fatbin");
     std::fs::write(&p, b).unwrap();
-    let out = ptxld(&["-o", s(&d.join("out.ptx")), s(&p)]);
+    let out = ptxld().args(["-o", s(&d.join("out.ptx")), s(&p)]).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("host platform mismatch"));
 }
@@ -363,7 +360,7 @@ fn nvidia_written_containers_read_exactly_as_cuobjdump_extracts_them() {
         expected.sort();
         assert!(!expected.is_empty(), "{name}");
         assert_eq!(ptx_payloads(f), expected, "{name}");
-        ok(ptxld(&["--syntax-only", s(f)]));
+        ok(ptxld().args(["--syntax-only", s(f)]).run());
     }
 }
 
@@ -373,12 +370,14 @@ fn nvidia_written_containers_link() {
     let d = dir("nvin");
     // fatbinary's a.ptx (uncompressed) + libnvfatbin's b.ptx (LZ4): weak-first-wins-func.
     let out = d.join("ab.ptx");
-    ok(ptxld(&[
-        "-o",
-        s(&out),
-        &c("ptx_sm80.fatbin"),
-        &c("nvfatbin_lz4_sm80.fatbin"),
-    ]));
+    ok(ptxld()
+        .args([
+            "-o",
+            s(&out),
+            &c("ptx_sm80.fatbin"),
+            &c("nvfatbin_lz4_sm80.fatbin"),
+        ])
+        .run());
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(
         text.contains("0x1A2B3C4D") && !text.contains("0x5E6F7081"),
@@ -387,42 +386,50 @@ fn nvidia_written_containers_link() {
     assert_ptxas_accepts(&d, "ab.ptx", "sm_80");
     // ZSTD fatbin and an LZ4 object in the other order: b's copy wins.
     let out2 = d.join("ba.ptx");
-    ok(ptxld(&[
-        "-o",
-        s(&out2),
-        &c("ptx_sm80_zstd.fatbin"),
-        &c("nvcc_ptx_sm80_lz4.o"),
-    ]));
+    ok(ptxld()
+        .args([
+            "-o",
+            s(&out2),
+            &c("ptx_sm80_zstd.fatbin"),
+            &c("nvcc_ptx_sm80_lz4.o"),
+        ])
+        .run());
     // nvcc -rdc objects (ZSTD `__nv_relfatbin`): `twice` resolves across them. Their PTX
     // is `.version 9.5`, newer than the ptxas 12.9 of the test tools, so no assembly.
     let out3 = d.join("rdc.ptx");
-    ok(ptxld(&[
-        "-o",
-        s(&out3),
-        &c("nvcc_rdc_user_sm80.o"),
-        &c("nvcc_rdc_sm80.o"),
-    ]));
+    ok(ptxld()
+        .args([
+            "-o",
+            s(&out3),
+            &c("nvcc_rdc_user_sm80.o"),
+            &c("nvcc_rdc_sm80.o"),
+        ])
+        .run());
     let text = std::fs::read_to_string(&out3).unwrap();
     assert!(text.starts_with(".version 9.5\n.target sm_80\n"));
     assert!(!text.contains(".extern .func (.param .b32 func_retval0) twice"));
     // The sm_70 entry is chosen for sm_75; the sm_80 one for sm_80.
     let out4 = d.join("pick75.ptx");
-    ok(ptxld(&[
-        "--arch",
-        "sm_75",
-        "-o",
-        s(&out4),
-        &c("ptx_sm70_sm80.fatbin"),
-    ]));
+    ok(ptxld()
+        .args([
+            "--arch",
+            "sm_75",
+            "-o",
+            s(&out4),
+            &c("ptx_sm70_sm80.fatbin"),
+        ])
+        .run());
     assert!(std::fs::read_to_string(&out4)
         .unwrap()
         .contains(".target sm_75"));
-    let err = ptxld(&[
-        "-o",
-        s(&d.join("x.ptx")),
-        &c("ptx_sm90a.fatbin"),
-        &c("ptx_sm80.fatbin"),
-    ]);
+    let err = ptxld()
+        .args([
+            "-o",
+            s(&d.join("x.ptx")),
+            &c("ptx_sm90a.fatbin"),
+            &c("ptx_sm80.fatbin"),
+        ])
+        .run();
     assert_eq!(
         err.status.code(),
         Some(1),
@@ -446,7 +453,9 @@ fn broken_nvidia_containers_are_refused_with_a_reason() {
             continue;
         }
         let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
-        let out = ptxld(&["-o", s(&dir("badnv").join("o.ptx")), s(&p)]);
+        let out = ptxld()
+            .args(["-o", s(&dir("badnv").join("o.ptx")), s(&p)])
+            .run();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{stem}: {err}");
         if accepted.contains(&stem.as_str()) {

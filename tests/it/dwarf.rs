@@ -363,7 +363,7 @@ fn link_and_check(
     let mut args = vec!["-o".to_string(), "out.ptx".to_string()];
     args.extend(inputs.iter().map(|(p, _)| p.to_str().unwrap().to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = ptxld_in(&dir, &args);
+    let o = ptxld().current_dir(&dir).args(&args).run();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(
@@ -584,7 +584,7 @@ fn undecodable_dwarf_is_dropped_with_a_warning() {
     let run = |out: &str, extra: &[&Path]| {
         let mut args = vec!["-o", out, "v5.ptx"];
         args.extend(extra.iter().map(|p| p.to_str().unwrap()));
-        let o = ptxld_in(&dir, &args);
+        let o = ptxld().current_dir(&dir).args(&args).run();
         let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
         assert!(o.status.success(), "{stderr}");
         assert!(
@@ -629,7 +629,7 @@ fn gc_sections_that_remove_code_drop_the_dwarf() {
     let paths = ["llvm/c_debug.ptx", "llvm/c_debug2.ptx", "gcc/g_math.ptx"].map(fixture);
     let mut args = vec!["--gc-sections", "--export", "dbg2_apply", "-o", "gc.ptx"];
     args.extend(paths.iter().map(|p| p.to_str().unwrap()));
-    let o = ptxld_in(&dir, &args);
+    let o = ptxld().current_dir(&dir).args(&args).run();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(

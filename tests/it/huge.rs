@@ -3,14 +3,12 @@
 //! allocates grows with the input's bytes, only with its symbols and references.
 //! Time is not asserted here (tests never time); `just bench` measures it.
 
-
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::huge_module;
+use crate::support::{huge_module, ptxld, scratch};
 
 /// Size of the generated module.
 const INPUT_BYTES: u64 = 2_000_000_000;
@@ -32,14 +30,13 @@ fn tail(path: &Path, n: u64) -> Vec<u8> {
 
 #[test]
 fn a_2_gb_module_links_with_its_heap_limited_to_a_fifth_of_it() {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("huge-module");
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+    let d = scratch("huge-module");
     let len = huge_module::generate(&d.join("huge.ptx"), INPUT_BYTES);
     huge_module::write_ext(&d.join("ext.ptx"));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptxld"));
-    cmd.args(["-o", "out.ptx", "ext.ptx", "huge.ptx"])
-        .current_dir(&d);
+    let mut cmd = ptxld()
+        .args(["-o", "out.ptx", "ext.ptx", "huge.ptx"])
+        .current_dir(&d)
+        .command();
     // SAFETY: only an async-signal-safe system call between fork and exec.
     unsafe {
         cmd.pre_exec(|| {

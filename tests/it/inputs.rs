@@ -29,15 +29,13 @@ fn long_module(name: &str, len: usize) -> String {
 /// `ptxld ARGS` in `d`, with its output piped; with `mapped`, under an open-file
 /// limit too small to keep any input open, so that every input is mapped at once.
 fn spawn(d: &Path, mapped: bool, args: &[&str]) -> std::process::Child {
-    let exe = env!("CARGO_BIN_EXE_ptxld");
+    let cmd = ptxld().current_dir(d).args(args);
     if !mapped {
-        return spawn_ptxld_in(d, args);
+        return cmd.spawn();
     }
     // `ulimit -n` sets the soft and the hard limit, so ptxld cannot raise it.
-    let mut cmd = Command::new("bash");
-    cmd.args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\"", exe])
-        .args(args);
-    spawn_in(d, &mut cmd)
+    cmd.through(["bash", "-c", "ulimit -n 64 && exec \"$0\" \"$@\""])
+        .spawn()
 }
 
 /// Exit status 1 (not a signal), `message` on standard error, no signal named.
@@ -180,7 +178,10 @@ fn seventy_thousand_small_inputs_link() {
         list.push('\n');
     }
     std::fs::write(d.join("list"), list).unwrap();
-    let o = ptxld_in(&d, &["-o", "out.ptx", "@list"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "@list"])
+        .run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{}: {err}", o.status);
     let out = std::fs::read_to_string(d.join("out.ptx")).unwrap();
@@ -256,16 +257,16 @@ fn thin_fixture(name: &str) -> PathBuf {
 fn thin_archive_members_are_read_from_beside_the_archive() {
     let d = thin_fixture("in-thin");
     let app = d.join("app");
-    let o = ptxld_in(
-        &app,
-        &[
+    let o = ptxld()
+        .current_dir(&app)
+        .args([
             "-o",
             "out.ptx",
             "main.ptx",
             "../lib/libk.a",
             "--dependency-file=out.d",
-        ],
-    );
+        ])
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = std::fs::read_to_string(app.join("out.ptx")).unwrap();
     assert!(out.contains(".visible .func k1()") && out.contains(".visible .func k3()"));
@@ -284,16 +285,16 @@ fn thin_archive_members_are_read_from_beside_the_archive() {
         );
     }
     // --whole-archive loads every member.
-    let o = ptxld_in(
-        &app,
-        &[
+    let o = ptxld()
+        .current_dir(&app)
+        .args([
             "-o",
             "all.ptx",
             "main.ptx",
             "--whole-archive",
             "../lib/libk.a",
-        ],
-    );
+        ])
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let all = std::fs::read_to_string(app.join("all.ptx")).unwrap();
     assert!(all.contains(".visible .func k2()"));
@@ -309,7 +310,10 @@ fn thin_archive_members_of_a_normal_archive_are_read_from_it() {
     ar(&lib, &["rcs", "libnormal.a", "sub/k2.ptx", "k3.ptx"]);
     ar(&lib, &["rcsT", "libouter.a", "sub/k1.ptx", "libnormal.a"]);
     let app = d.join("app");
-    let o = ptxld_in(&app, &["-o", "out.ptx", "main.ptx", "../lib/libouter.a"]);
+    let o = ptxld()
+        .current_dir(&app)
+        .args(["-o", "out.ptx", "main.ptx", "../lib/libouter.a"])
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = std::fs::read_to_string(app.join("out.ptx")).unwrap();
     assert!(out.contains(".visible .func k1()") && out.contains(".visible .func k3()"));
@@ -323,7 +327,10 @@ fn a_missing_thin_archive_member_is_an_error() {
     let d = thin_fixture("in-thin-missing");
     std::fs::remove_file(d.join("lib/sub/k2.ptx")).unwrap();
     let app = d.join("app");
-    let o = ptxld_in(&app, &["-o", "out.ptx", "main.ptx", "../lib/libk.a"]);
+    let o = ptxld()
+        .current_dir(&app)
+        .args(["-o", "out.ptx", "main.ptx", "../lib/libk.a"])
+        .run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -340,7 +347,7 @@ fn read_errors_obey_the_error_limit() {
     let names: Vec<String> = (0..30).map(|i| format!("missing{i}.ptx")).collect();
     let mut args = vec!["--error-limit=5", "-o", "out.ptx"];
     args.extend(names.iter().map(String::as_str));
-    let o = ptxld_in(&d, &args);
+    let o = ptxld().current_dir(&d).args(&args).run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert_eq!(err.matches("cannot read").count(), 5, "{err}");
@@ -356,7 +363,7 @@ fn read_errors_obey_the_error_limit() {
     );
     // 0: every error.
     args[0] = "--error-limit=0";
-    let o = ptxld_in(&d, &args);
+    let o = ptxld().current_dir(&d).args(&args).run();
     assert_eq!(
         String::from_utf8_lossy(&o.stderr)
             .matches("cannot read")
@@ -381,7 +388,10 @@ fn sizes_beyond_64_bits_are_refused_where_declared() {
         format!("{HEADER}.extern .global .b32 x;\n.visible .entry k() {{ ret; }}\n"),
     )
     .unwrap();
-    let o = ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "a.ptx", "b.ptx"])
+        .run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("error: a.ptx:4:23: size too large: "), "{err}");
@@ -392,7 +402,10 @@ fn sizes_beyond_64_bits_are_refused_where_declared() {
         format!("{HEADER}.visible .func f(.param .b64 p[2305843009213693953]) {{ ret; }}\n"),
     )
     .unwrap();
-    let o = ptxld_in(&d, &["-o", "out.ptx", "p.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "p.ptx"])
+        .run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("error: p.ptx:4:30: size too large: "), "{err}");
 }
@@ -407,7 +420,10 @@ fn an_alignment_too_large_says_so() {
         format!("{HEADER}.visible .global .align 9223372036854775808 .b8 x;\n"),
     )
     .unwrap();
-    let o = ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "a.ptx"])
+        .run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -422,7 +438,10 @@ fn an_alignment_too_large_says_so() {
         format!("{HEADER}.visible .global .align 12 .b8 x;\n"),
     )
     .unwrap();
-    let o = ptxld_in(&d, &["-o", "out.ptx", "b.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "b.ptx"])
+        .run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("b.ptx:4:25: alignment 12 is not a power of two"),

@@ -151,12 +151,11 @@ fn run_ptxld(c: &Case, args: &[String], out_dir: &Path) -> Ran {
     let _ = std::fs::remove_dir_all(out_dir);
     std::fs::create_dir_all(out_dir).unwrap();
     let out = out_dir.to_str().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+    let o = ptxld()
         .args(args.iter().map(|a| a.replace("$OUT", out)))
         .args(&c.inputs)
         .current_dir(&c.dir)
-        .output()
-        .unwrap();
+        .run();
     Ran {
         code: o.status.code(),
         stdout: replace_bytes(&o.stdout, out, "$OUT"),
@@ -170,7 +169,8 @@ fn transcript(c: &Case, r: &Run, ran: &Ran) -> Vec<u8> {
         "$ ptxld {} {}\nexit status: {}\n",
         r.args.join(" "),
         c.inputs.join(" "),
-        ran.code.map_or("killed by a signal".into(), |n| n.to_string())
+        ran.code
+            .map_or("killed by a signal".into(), |n| n.to_string())
     )
     .into_bytes();
     for (title, bytes) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {

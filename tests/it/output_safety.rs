@@ -11,16 +11,12 @@
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use crate::support::*;
 
 fn dir(name: &str) -> PathBuf {
     scratch(&format!("out-{name}"))
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A module with one kernel `NAME`.
@@ -38,7 +34,7 @@ fn expected(d: &Path, args: &[&str]) -> Vec<u8> {
     let want = d.join(".expected.ptx");
     let mut all = vec!["-o", want.to_str().unwrap()];
     all.extend(args);
-    let o = ptxld_in(d, &all);
+    let o = ptxld().current_dir(d).args(&all).run();
     assert!(o.status.success(), "{}", stderr(&o));
     let bytes = std::fs::read(&want).unwrap();
     std::fs::remove_file(&want).unwrap();
@@ -77,7 +73,7 @@ fn link_held_writing(d: &Path, extra: &[&str]) -> (std::process::Child, String) 
     }
     let mut args = extra.to_vec();
     args.extend(["-o", "out.ptx", "-Map", "map.fifo", "a.ptx"]);
-    let child = spawn_ptxld_in(d, &args);
+    let child = ptxld().current_dir(d).args(&args).spawn();
     let pid = child.id();
     let before = temporaries(d);
     let mine = || -> Option<String> {
@@ -112,7 +108,10 @@ fn planted_symbolic_links_are_never_written_through() {
     let fifo = d.join("b.fifo");
     mkfifo(&fifo);
     let writer = hold_fifo(&fifo);
-    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let child = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "a.ptx", "b.fifo"])
+        .spawn();
     let pid = child.id();
     wait_until("ptxld opens its FIFO input", || {
         has_open(pid, &fifo) || has_exited(pid)
@@ -145,7 +144,10 @@ fn planted_symbolic_links_are_never_written_through() {
 
     // A symbolic link named as the output is replaced, its target kept.
     std::os::unix::fs::symlink("victim", d.join("link.ptx")).unwrap();
-    let o = ptxld_in(&d, &["-o", "link.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "link.ptx", "a.ptx"])
+        .run();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::symlink_metadata(d.join("link.ptx"))
         .unwrap()
@@ -154,15 +156,11 @@ fn planted_symbolic_links_are_never_written_through() {
 
     // Permissions: 0666 less the umask, like `touch` under the same umask.
     for (umask, mode) in [("022", 0o644), ("027", 0o640), ("077", 0o600)] {
-        let o = Command::new("sh")
-            .args([
-                "-c",
-                &format!("umask {umask} && exec \"$0\" -o perm.ptx a.ptx"),
-            ])
-            .arg(env!("CARGO_BIN_EXE_ptxld"))
+        let o = ptxld()
+            .through(["sh", "-c", &format!("umask {umask} && exec \"$0\" \"$@\"")])
+            .args(["-o", "perm.ptx", "a.ptx"])
             .current_dir(&d)
-            .output()
-            .unwrap();
+            .run();
         assert!(o.status.success(), "{}", stderr(&o));
         let got = std::fs::metadata(d.join("perm.ptx"))
             .unwrap()
@@ -195,14 +193,17 @@ fn a_device_output_is_written_in_place() {
         );
         return;
     }
-    let o = ptxld_in(&d, &["-o", "null", "a.ptx"]);
+    let o = ptxld().current_dir(&d).args(["-o", "null", "a.ptx"]).run();
     assert!(o.status.success(), "{}", stderr(&o));
     let m = std::fs::symlink_metadata(d.join("null")).unwrap();
     assert!(m.file_type().is_char_device(), "null is now {m:?}");
     assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
     // A failed link leaves it too.
     put(&d, "dup.ptx", "a_k");
-    let o = ptxld_in(&d, &["-o", "null", "a.ptx", "dup.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "null", "a.ptx", "dup.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(std::fs::symlink_metadata(d.join("null"))
         .unwrap()
@@ -216,7 +217,10 @@ fn a_device_output_is_written_in_place() {
 fn dev_null_output_stays_a_device() {
     let d = dir("dev-null");
     put(&d, "a.ptx", "a_k");
-    let o = ptxld_in(&d, &["-o", "/dev/null", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "/dev/null", "a.ptx"])
+        .run();
     let m = std::fs::symlink_metadata("/dev/null").unwrap();
     if !m.file_type().is_char_device() {
         // A regression replaced the machine's /dev/null: put the device back before
@@ -258,7 +262,7 @@ fn fifo_outputs_are_written_in_place() {
     std::os::unix::fs::symlink("out.fifo", d.join("link.ptx")).unwrap();
     for name in ["out.fifo", "link.ptx"] {
         let reader = read_fifo(&fifo);
-        let o = ptxld_in(&d, &["-o", name, "a.ptx"]);
+        let o = ptxld().current_dir(&d).args(["-o", name, "a.ptx"]).run();
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         assert!(
             std::fs::metadata(&fifo).unwrap().file_type().is_fifo(),
@@ -271,13 +275,19 @@ fn fifo_outputs_are_written_in_place() {
     }
     // A failed link (it fails before opening the FIFO) neither removes nor opens it.
     put(&d, "dup.ptx", "a_k");
-    let o = ptxld_in(&d, &["-o", "out.fifo", "a.ptx", "dup.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.fifo", "a.ptx", "dup.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
 
     std::os::unix::fs::symlink("/proc/self/fd/1", d.join("stdout.ptx")).unwrap();
-    let o = ptxld_in(&d, &["-o", "stdout.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "stdout.ptx", "a.ptx"])
+        .run();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(o.stdout, want);
     assert!(std::fs::symlink_metadata(d.join("stdout.ptx"))
@@ -291,7 +301,10 @@ fn a_directory_output_is_an_error() {
     let d = dir("dir-out");
     put(&d, "a.ptx", "a_k");
     std::fs::create_dir(d.join("out.ptx")).unwrap();
-    let o = ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "a.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("error: cannot write out.ptx: is a directory"),
@@ -300,7 +313,10 @@ fn a_directory_output_is_an_error() {
     );
     assert!(d.join("out.ptx").is_dir());
     assert!(temporaries(&d).is_empty(), "{:?}", temporaries(&d));
-    let o = ptxld_in(&d, &["-o", "x.ptx", "-Map", "out.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "x.ptx", "-Map", "out.ptx", "a.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("error: cannot write out.ptx: is a directory"),
@@ -446,7 +462,7 @@ fn files_written_are_never_files_read() {
         (&["-o", "args.rsp", "@args.rsp", "bad.ptx"], "bad.ptx"),
     ];
     for (args, error) in cases {
-        let o = ptxld_in(&d, args);
+        let o = ptxld().current_dir(&d).args(*args).run();
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(error), "{args:?}: {}", stderr(&o));
         assert!(snapshot() == before, "{args:?} changed a file");
@@ -459,12 +475,11 @@ fn files_written_are_never_files_read() {
         .append(true)
         .open(d.join("a.ptx"))
         .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+    let o = ptxld()
         .args(["-o", "-", "a.ptx"])
         .current_dir(&d)
         .stdout(Stdio::from(append))
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
@@ -508,7 +523,12 @@ fn stale_temporaries_are_swept() {
     for t in stale.iter().chain([&other, &link, &fifo, &subdir]) {
         backdate(&d.join(t));
     }
-    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]));
+    let o = wait_output(
+        ptxld()
+            .current_dir(&d)
+            .args(["-o", "out.ptx", "a.ptx"])
+            .spawn(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let mut kept = vec![fresh, other, link, fifo, subdir];
     kept.sort();
@@ -519,7 +539,12 @@ fn stale_temporaries_are_swept() {
     // another link of the output keeps it.
     let (held, held_tmp) = link_held_writing(&d, &[]);
     backdate(&d.join(&held_tmp));
-    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]));
+    let o = wait_output(
+        ptxld()
+            .current_dir(&d)
+            .args(["-o", "out.ptx", "a.ptx"])
+            .spawn(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         d.join(&held_tmp).exists(),
@@ -540,7 +565,10 @@ fn stale_temporaries_are_swept() {
     assert_eq!(status.code(), None, "killed: {status}");
     assert!(d.join(&held_tmp).exists(), "SIGKILL left nothing to sweep");
     backdate(&d.join(&held_tmp));
-    let o = ptxld_in(&d, &["-o", "out.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "a.ptx"])
+        .run();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!d.join(&held_tmp).exists(), "{held_tmp} was not swept");
 }
@@ -565,7 +593,7 @@ fn signals_remove_temporaries_and_exit_128_plus_n() {
             let writer = hold_fifo(&fifo);
             let mut args = extra.to_vec();
             args.extend(["-o", "out.ptx", "a.ptx", "in.fifo"]);
-            let child = spawn_ptxld_in(&d, &args);
+            let child = ptxld().current_dir(&d).args(&args).spawn();
             let pid = child.id();
             wait_until("ptxld opens its FIFO input", || {
                 has_open(pid, &fifo) || has_exited(pid)
@@ -663,7 +691,7 @@ fn make_reads_the_dependency_file_back() {
     }
     let mut args = vec!["-o", "o%ut put.ptx", "--dependency-file", "out.d"];
     args.extend(names);
-    let o = ptxld_in(&d, &args);
+    let o = ptxld().current_dir(&d).args(&args).run();
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::write(
         d.join("Makefile"),
@@ -705,17 +733,11 @@ fn make_reads_the_dependency_file_back() {
 fn dependency_file_names_make_cannot_read_are_refused() {
     let d = dir("depfile-refused");
     put(&d, "a.ptx", "a_k");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+    let o = ptxld()
         .args(["-o", "out.ptx", "--dependency-file", "out.d", "a.ptx", "-"])
         .current_dir(&d)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(module("b_k").as_bytes()).unwrap();
-    drop(stdin);
-    let o = child.wait_with_output().unwrap();
+        .stdin(module("b_k"))
+        .run();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(d.join("out.d")).unwrap(),
@@ -729,7 +751,10 @@ fn dependency_file_names_make_cannot_read_are_refused() {
         ("end\\", "\"end\\\" contains a backslash at its end"),
     ] {
         put(&d, name, "n_k");
-        let o = ptxld_in(&d, &["-o", "new.ptx", "--dependency-file", "new.d", name]);
+        let o = ptxld()
+            .current_dir(&d)
+            .args(["-o", "new.ptx", "--dependency-file", "new.d", name])
+            .run();
         assert_eq!(o.status.code(), Some(1), "{name:?}: {}", stderr(&o));
         let want = format!("error: cannot write the dependency file: the file name {what}");
         assert!(stderr(&o).contains(&want), "{name:?}: {}", stderr(&o));
@@ -740,20 +765,18 @@ fn dependency_file_names_make_cannot_read_are_refused() {
 // 8. A closed standard output.
 
 /// `-o -` into a pipe whose reader has gone is an error: the output was not written
-/// (the link map, --help and the rest stay quiet, tests/cli.rs).
+/// (the link map, --help and the rest stay quiet, cli.rs).
 #[test]
 fn output_to_a_closed_standard_output_is_an_error() {
     let d = dir("closed-stdout");
     put(&d, "a.ptx", "a_k");
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let o = Command::new(env!("CARGO_BIN_EXE_ptxld"))
+    let o = ptxld()
         .args(["-o", "-", "a.ptx"])
         .current_dir(&d)
         .stdout(Stdio::from(writer))
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("error: cannot write standard output: Broken pipe"),

@@ -3,16 +3,11 @@
 //! And a property: linking a linked module again reproduces it byte for byte.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use crate::support::*;
 
 fn dir(name: &str) -> PathBuf {
     scratch(&format!("rob-{name}"))
-}
-
-fn ptxld(d: &Path, args: &[&str]) -> Output {
-    ptxld_in(d, args)
 }
 
 const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
@@ -21,7 +16,10 @@ const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
 fn refused(name: &str, text: &[u8], want: &str) {
     let d = dir(name);
     std::fs::write(d.join("in.ptx"), text).unwrap();
-    let o = ptxld(&d, &["-o", "out.ptx", "in.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "in.ptx"])
+        .run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{name}: {err}");
     assert!(err.contains(want), "{name}: expected {want:?} in:\n{err}");
@@ -52,7 +50,10 @@ fn empty_truncated_and_binary_inputs() {
     let d = dir("cuts");
     for cut in HEADER.len()..full.len() {
         std::fs::write(d.join("c.ptx"), &full.as_bytes()[..cut]).unwrap();
-        let o = ptxld(&d, &["-o", "out.ptx", "c.ptx"]);
+        let o = ptxld()
+            .current_dir(&d)
+            .args(["-o", "out.ptx", "c.ptx"])
+            .run();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!err.contains("panicked"), "cut at {cut}: {err}");
         let _ = std::fs::remove_file(d.join("out.ptx"));
@@ -107,7 +108,10 @@ fn line_endings_and_a_header_only_module_are_fine() {
     let crlf = format!("{HEADER}.visible .global .u32 g = 1;\n").replace('\n', "\r\n");
     std::fs::write(d.join("crlf.ptx"), crlf).unwrap();
     std::fs::write(d.join("hdr.ptx"), HEADER).unwrap();
-    let o = ptxld(&d, &["-o", "out.ptx", "crlf.ptx", "hdr.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "crlf.ptx", "hdr.ptx"])
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_ptxas_accepts(&d, "out.ptx", "sm_80");
 }
@@ -122,7 +126,10 @@ fn enormous_names_deep_nesting_and_huge_numbers_stay_bounded() {
         format!("{HEADER}.visible .global .u32 {long};\n"),
     )
     .unwrap();
-    let o = ptxld(&d, &["-o", "out.ptx", "l.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "l.ptx"])
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // 100,000 nested braces in a body and in an initializer: no stack overflow.
     let deep_body = format!(
@@ -132,7 +139,10 @@ fn enormous_names_deep_nesting_and_huge_numbers_stay_bounded() {
     );
     let d = dir("deep");
     std::fs::write(d.join("b.ptx"), &deep_body).unwrap();
-    let o = ptxld(&d, &["-o", "out.ptx", "b.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "b.ptx"])
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     refused(
         "deep-init",
@@ -166,7 +176,10 @@ fn enormous_names_deep_nesting_and_huge_numbers_stay_bounded() {
         format!("{HEADER}.visible .global .u8 a[4294967296][4294967296];\n"),
     )
     .unwrap();
-    let o = ptxld(&d, &["-o", "out.ptx", "h.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "h.ptx"])
+        .run();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
 }
 
@@ -179,11 +192,14 @@ fn paths_that_cannot_work() {
     )
     .unwrap();
     // A directory as input.
-    let o = ptxld(&d, &["-o", "out.ptx", "."]);
+    let o = ptxld().current_dir(&d).args(["-o", "out.ptx", "."]).run();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is a directory"));
     // The same input twice.
-    let o = ptxld(&d, &["-o", "out.ptx", "a.ptx", "./a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "a.ptx", "./a.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("./a.ptx is given twice (also as a.ptx)"),
@@ -191,13 +207,16 @@ fn paths_that_cannot_work() {
         String::from_utf8_lossy(&o.stderr)
     );
     // Output into a directory that does not exist.
-    let o = ptxld(&d, &["-o", "missing/out.ptx", "a.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "missing/out.ptx", "a.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write missing/out.ptx"));
     assert!(!d.join("missing").exists());
     // -o naming an input.
     let before = std::fs::read(d.join("a.ptx")).unwrap();
-    let o = ptxld(&d, &["-o", "a.ptx", "a.ptx"]);
+    let o = ptxld().current_dir(&d).args(["-o", "a.ptx", "a.ptx"]).run();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(std::fs::read(d.join("a.ptx")).unwrap(), before);
 }
@@ -217,8 +236,11 @@ fn relinking_an_output_reproduces_it() {
         let twice = d.join(format!("{case}-2.ptx"));
         let mut args = vec!["-o", once.to_str().unwrap()];
         args.extend(inputs.iter().map(String::as_str));
-        assert!(ptxld(&d, &args).status.success());
-        let o = ptxld(&d, &["-o", twice.to_str().unwrap(), once.to_str().unwrap()]);
+        assert!(ptxld().current_dir(&d).args(&args).run().status.success());
+        let o = ptxld()
+            .current_dir(&d)
+            .args(["-o", twice.to_str().unwrap(), once.to_str().unwrap()])
+            .run();
         assert!(
             o.status.success(),
             "{case}: {}",
@@ -237,7 +259,10 @@ fn fuzzer_findings_stay_fixed() {
     let d = root().join("fixtures/containers/fuzz");
     let mut n = 0;
     for e in std::fs::read_dir(&d).unwrap().flatten() {
-        let o = ptxld(&d, &["--syntax-only", e.path().to_str().unwrap()]);
+        let o = ptxld()
+            .current_dir(&d)
+            .args(["--syntax-only", e.path().to_str().unwrap()])
+            .run();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{}: {err}", e.path().display());
         assert!(err.contains("corrupt fatbin"), "{err}");
@@ -301,10 +326,20 @@ fn fifo_without_a_writer_is_refused_without_blocking() {
     let d = dir("fifo-no-writer");
     mkfifo(&d.join("x.fifo"));
     // Before, ptxld blocked in open() forever here (as `cat x.fifo` does).
-    let o = wait_output(spawn_ptxld_in(&d, &["-o", "out.ptx", "x.fifo"]));
+    let o = wait_output(
+        ptxld()
+            .current_dir(&d)
+            .args(["-o", "out.ptx", "x.fifo"])
+            .spawn(),
+    );
     failed_leaving_nothing(&o, &d, "error: x.fifo: is a FIFO with no writer; ");
     // The same for --syntax-only, which reads inputs in parallel.
-    let o = wait_output(spawn_ptxld_in(&d, &["--syntax-only", "x.fifo"]));
+    let o = wait_output(
+        ptxld()
+            .current_dir(&d)
+            .args(["--syntax-only", "x.fifo"])
+            .spawn(),
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("x.fifo: is a FIFO with no writer"));
 }
@@ -318,7 +353,10 @@ fn fifo_with_a_connected_writer_is_read_fully() {
     let long = "b".repeat(300_000);
     let b = module(&long);
     std::fs::write(d.join("b.ptx"), &b).unwrap();
-    let o = ptxld(&d, &["-o", "want.ptx", "a.ptx", "b.ptx"]);
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "want.ptx", "a.ptx", "b.ptx"])
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let want = std::fs::read(d.join("want.ptx")).unwrap();
 
@@ -326,7 +364,10 @@ fn fifo_with_a_connected_writer_is_read_fully() {
     let fifo = d.join("b.fifo");
     mkfifo(&fifo);
     let writer = hold_fifo(&fifo);
-    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let child = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "a.ptx", "b.fifo"])
+        .spawn();
     let child = await_open(child, &fifo);
     feed(writer, &b);
     let o = wait_output(child);
@@ -334,12 +375,11 @@ fn fifo_with_a_connected_writer_is_read_fully() {
     assert!(std::fs::read(d.join("out.ptx")).unwrap() == want);
 
     // Bash process substitution: an anonymous pipe with its writer (cat) connected.
-    let o = std::process::Command::new("bash")
-        .args(["-c", "exec \"$0\" -o subst.ptx a.ptx <(cat b.ptx)"])
-        .arg(env!("CARGO_BIN_EXE_ptxld"))
+    let o = ptxld()
+        .through(["bash", "-c", "exec \"$0\" \"$@\" <(cat b.ptx)"])
+        .args(["-o", "subst.ptx", "a.ptx"])
         .current_dir(&d)
-        .output()
-        .unwrap();
+        .run();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::read(d.join("subst.ptx")).unwrap() == want);
 }
@@ -360,7 +400,10 @@ fn input_changed_during_the_link_fails_it() {
     let link = |output: &str, change: bool| {
         std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
         let writer = hold_fifo(&fifo);
-        let child = spawn_ptxld_in(&d, &["-o", output, "a.ptx", "b.fifo"]);
+        let child = ptxld()
+            .current_dir(&d)
+            .args(["-o", output, "a.ptx", "b.fifo"])
+            .spawn();
         let child = await_open(child, &fifo);
         if change {
             use std::io::Write;
@@ -396,7 +439,10 @@ fn link_waiting_for_a_fifo(name: &str) -> (PathBuf, std::fs::File, std::process:
     let fifo = d.join("b.fifo");
     mkfifo(&fifo);
     let writer = hold_fifo(&fifo);
-    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
+    let child = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "a.ptx", "b.fifo"])
+        .spawn();
     let child = await_open(child, &fifo);
     (d, writer, child)
 }
@@ -453,7 +499,10 @@ fn ctrl_c_while_writing_removes_the_temporary_file() {
     let d = dir("sigint-write");
     std::fs::write(d.join("a.ptx"), module("a_var")).unwrap();
     mkfifo(&d.join("map.fifo"));
-    let child = spawn_ptxld_in(&d, &["-o", "out.ptx", "-Map", "map.fifo", "a.ptx"]);
+    let child = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "-Map", "map.fifo", "a.ptx"])
+        .spawn();
     let pid = child.id();
     wait_until("ptxld has its temporary output open", || {
         temporaries(&d).iter().any(|t| has_open(pid, &d.join(t))) || has_exited(pid)
@@ -480,35 +529,39 @@ fn ctrl_c_while_writing_removes_the_temporary_file() {
 /// ordinary user, through `setpriv` as user and group 65534 (nobody) for root, which
 /// CI runs as. `Err` gives the reason it is not possible.
 #[cfg(target_os = "linux")]
-fn unprivileged_ptxld(d: &Path) -> Result<std::process::Command, String> {
-    let ptxld = env!("CARGO_BIN_EXE_ptxld");
+fn unprivileged_ptxld(d: &Path) -> Result<Ptxld, String> {
     let uid = euid().ok_or("cannot read the user id from /proc/self/status")?;
-    let mut cmd = if uid == 0 {
+    if uid == 0 {
         // The test directory must be usable by that user: it writes its output there.
         std::os::unix::fs::chown(d, Some(65534), Some(65534))
             .map_err(|e| format!("cannot chown {}: {e}", d.display()))?;
-        let mut c = std::process::Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", ptxld]);
-        c
-    } else {
-        std::process::Command::new(ptxld)
+    }
+    let nobody = || {
+        let p = ptxld().current_dir(d);
+        if uid == 0 {
+            p.through([
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+            ])
+        } else {
+            p
+        }
     };
-    cmd.current_dir(d);
-    let probe = std::process::Command::new(cmd.get_program())
-        .args(cmd.get_args())
+    let probe = nobody().arg("--version").command();
+    let o = nobody()
         .arg("--version")
-        .current_dir(d)
+        .command()
         .output()
-        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
-    if !probe.status.success() {
+        .map_err(|e| format!("cannot run {probe:?}: {e}"))?;
+    if !o.status.success() {
         return Err(format!(
-            "{:?} {:?} --version fails: {}",
-            cmd.get_program(),
-            cmd.get_args().collect::<Vec<_>>(),
-            String::from_utf8_lossy(&probe.stderr).trim()
+            "{probe:?} fails: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
         ));
     }
-    Ok(cmd)
+    Ok(nobody())
 }
 
 #[cfg(target_os = "linux")]
@@ -516,7 +569,7 @@ fn unprivileged_ptxld(d: &Path) -> Result<std::process::Command, String> {
 fn unreadable_input_and_read_only_output_directory() {
     use std::os::unix::fs::PermissionsExt;
     let d = dir("permissions");
-    let mut ptxld = match unprivileged_ptxld(&d) {
+    let nobody = match unprivileged_ptxld(&d) {
         Ok(c) => c,
         Err(why) => {
             skip("unreadable_input_and_read_only_output_directory", &why);
@@ -540,14 +593,11 @@ fn unreadable_input_and_read_only_output_directory() {
         return;
     }
 
-    let o = ptxld
-        .args(["-o", "out.ptx", "a.ptx", "secret.ptx"])
-        .output()
-        .unwrap();
+    let o = nobody.args(["-o", "out.ptx", "a.ptx", "secret.ptx"]).run();
     failed_leaving_nothing(&o, &d, "error: cannot read secret.ptx: Permission denied");
 
-    let mut ptxld = unprivileged_ptxld(&d).unwrap();
-    let o = ptxld.args(["-o", "ro/out.ptx", "a.ptx"]).output().unwrap();
+    let nobody = unprivileged_ptxld(&d).unwrap();
+    let o = nobody.args(["-o", "ro/out.ptx", "a.ptx"]).run();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(

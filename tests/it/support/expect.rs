@@ -144,8 +144,10 @@ impl Expected {
             (Some(e), Some(a)) => format!("{shown} differs: {}", first_difference(e, a)),
             (None, None) => unreachable!(),
         };
-        self.problems
-            .push(format!("{what}\n  if the change is intended: {}", self.hint));
+        self.problems.push(format!(
+            "{what}\n  if the change is intended: {}",
+            self.hint
+        ));
     }
 
     /// Like [`Expected::text`], but output longer than [`STORED_LIMIT`] is compared

@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 
 mod expect;
 pub mod huge_module;
+mod run;
+
 pub use expect::*;
+pub use run::*;
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -102,15 +105,6 @@ pub fn ptxas() -> Option<PathBuf> {
     nvidia_tool("PTXAS", "nvidia/cuda_nvcc/bin/ptxas")
 }
 
-/// Runs the `ptxld` binary in `dir`.
-pub fn ptxld_in(dir: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_ptxld"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
-
 /// Whole-program ptxas for `arch` must accept `file` (relative to `dir`); skipped
 /// loudly when ptxas is not installed (never in CI).
 pub fn assert_ptxas_accepts(dir: &Path, file: &str, arch: &str) {
@@ -141,26 +135,6 @@ pub fn case_inputs(case: &str) -> Vec<String> {
         .collect()
 }
 
-/// Starts the `ptxld` binary in `dir` with its output piped, for tests that act on a
-/// link while it runs; collect it with [`wait_output`].
-pub fn spawn_ptxld_in(dir: &Path, args: &[&str]) -> std::process::Child {
-    spawn_in(
-        dir,
-        std::process::Command::new(env!("CARGO_BIN_EXE_ptxld")).args(args),
-    )
-}
-
-/// Starts `cmd` in `dir` with standard input closed and its output piped.
-pub fn spawn_in(dir: &Path, cmd: &mut std::process::Command) -> std::process::Child {
-    use std::process::Stdio;
-    cmd.current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 /// How long a test waits for a state it polls for before it fails: generous, since it
 /// is a bound for a hang, not a timing measurement.
 pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
@@ -175,24 +149,6 @@ pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-}
-
-/// Waits for `child` to exit and returns its output; a child still running after
-/// [`PATIENCE`] is killed and the test fails (it hangs).
-pub fn wait_output(mut child: std::process::Child) -> std::process::Output {
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > PATIENCE {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "the process hangs (killed after {PATIENCE:?}); stderr:\n{}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    child.wait_with_output().unwrap()
 }
 
 /// True if process `pid`, or the child it forked to link (see [`linking_pid`]), has

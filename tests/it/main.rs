@@ -6,6 +6,7 @@
 
 mod support;
 
+mod broken;
 mod build_system;
 mod check;
 mod cli;

@@ -118,7 +118,12 @@ impl Expected {
     pub fn text(&mut self, name: &str, actual: Option<&[u8]>) {
         let actual = actual.filter(|a| !a.is_empty());
         let path = self.dir.join(name);
-        self.compared.insert(path.clone());
+        if !self.compared.insert(path.clone()) {
+            let shown = self.shown(name);
+            self.problems
+                .push(format!("{shown} is compared twice (two runs write it)"));
+            return;
+        }
         let now = std::fs::read(&path).ok();
         if now.as_deref() == actual {
             return;
@@ -150,6 +155,12 @@ impl Expected {
         ));
     }
 
+    /// File `name` in the folder is no expected file (an input kept beside them):
+    /// [`Expected::finish`] leaves it alone.
+    pub fn not_compared(&mut self, name: &str) {
+        self.compared.insert(self.dir.join(name));
+    }
+
     /// Like [`Expected::text`], but output longer than [`STORED_LIMIT`] is compared
     /// through `NAME.fnv` (its length and hash) instead of `NAME`.
     pub fn output(&mut self, name: &str, actual: Option<&[u8]>) {
@@ -159,11 +170,16 @@ impl Expected {
         self.text(name, actual.filter(|_| !large));
     }
 
-    /// The differences found; files in the folder that nothing compared count as
-    /// differences too (or are removed, when blessing).
+    /// The differences found; files in the folder (not below it) that nothing
+    /// compared count as differences too (or are removed, when blessing).
     pub fn finish(mut self) -> Vec<String> {
         let mut left: Vec<PathBuf> = std::fs::read_dir(&self.dir)
-            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .map(|e| e.path())
+                    .collect()
+            })
             .unwrap_or_default();
         left.retain(|p| !self.compared.contains(p));
         left.sort();

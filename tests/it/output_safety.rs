@@ -52,15 +52,6 @@ fn backdate(path: &Path) {
     assert!(st.success(), "touch -d {}", path.display());
 }
 
-/// Sends `signal` (`INT`, `TERM`, `HUP`, `KILL`) to process `pid`.
-fn kill(signal: &str, pid: u32) {
-    let st = Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success(), "kill -{signal} {pid}");
-}
-
 /// Starts `ptxld -o out.ptx -Map map.fifo a.ptx` in `d` (with `extra` arguments first)
 /// and returns once it holds its output's temporary open, written, and waits to open
 /// the FIFO (which nobody reads): a link stopped in the middle of writing its files,
@@ -551,7 +542,7 @@ fn stale_temporaries_are_swept() {
         "the live link's {held_tmp} was swept"
     );
     // Stopped, the held link removes it itself.
-    kill("TERM", held.id());
+    send_signal(held.id(), "TERM");
     let o = wait_output(held);
     assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
     assert!(!d.join(&held_tmp).exists());
@@ -560,7 +551,7 @@ fn stale_temporaries_are_swept() {
     // link of the output removes it.
     let (held, held_tmp) = link_held_writing(&d, &[]);
     let worker = linking_pid(held.id());
-    kill("KILL", worker);
+    send_signal(worker, "KILL");
     let status = wait_output(held).status;
     assert_eq!(status.code(), None, "killed: {status}");
     assert!(d.join(&held_tmp).exists(), "SIGKILL left nothing to sweep");
@@ -598,7 +589,7 @@ fn signals_remove_temporaries_and_exit_128_plus_n() {
             wait_until("ptxld opens its FIFO input", || {
                 has_open(pid, &fifo) || has_exited(pid)
             });
-            kill(signal, pid);
+            send_signal(pid, signal);
             let o = wait_output(child);
             drop(writer);
             assert_eq!(o.status.code(), Some(code), "{what}: {}", stderr(&o));
@@ -607,7 +598,7 @@ fn signals_remove_temporaries_and_exit_128_plus_n() {
 
             // While writing.
             let (child, tmp) = link_held_writing(&d, extra);
-            kill(signal, child.id());
+            send_signal(child.id(), signal);
             let o = wait_output(child);
             assert_eq!(o.status.code(), Some(code), "{what}: {}", stderr(&o));
             assert!(!d.join(&tmp).exists(), "{what}: {tmp} left");

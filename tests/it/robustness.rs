@@ -420,11 +420,7 @@ fn killing_the_command_stops_its_linking_child() {
     let (d, _writer, mut child) = link_waiting_for_a_fifo("sigkill-parent");
     let worker = linking_pid(child.id());
     assert_ne!(worker, child.id(), "ptxld links in a child by default");
-    let st = std::process::Command::new("kill")
-        .args(["-KILL", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    send_signal(child.id(), "KILL");
     // Not `wait_output`: a child left running would hold the output pipes open.
     let status = child.wait().unwrap();
     assert_eq!(status.code(), None, "killed by a signal: {status}");

@@ -218,13 +218,44 @@ pub fn hold_fifo(path: &Path) -> std::fs::File {
         .unwrap()
 }
 
-/// Sends SIGINT (Ctrl-C) to process `pid` (`kill -INT`; the tests take no libc).
-pub fn interrupt(pid: u32) {
+/// Whether process `pid` has a handler for signal number `n` (Linux: the `SigCgt` mask
+/// in `/proc/PID/status`).
+pub fn catches(pid: u32, n: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << (n - 1)) != 0)
+    })
+}
+
+/// Sends `signal` (`INT`, `TERM`, `HUP`, `KILL`) to process `pid` (`kill -SIGNAL`; the
+/// tests take no libc). A signal ptxld handles is sent once `pid` has its handler: the
+/// forked command installs its own (which pass the signal on) only after its linking
+/// child has started, so a signal sent as soon as the child acts could find it without.
+pub fn send_signal(pid: u32, signal: &str) {
+    let n = match signal {
+        "HUP" => Some(1),
+        "INT" => Some(2),
+        "TERM" => Some(15),
+        _ => None,
+    };
+    if let Some(n) = n {
+        wait_until(&format!("process {pid} handles SIG{signal}"), || {
+            catches(pid, n) || has_exited(pid)
+        });
+    }
     let st = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
+        .args([&format!("-{signal}"), &pid.to_string()])
         .status()
         .unwrap();
-    assert!(st.success(), "kill -INT {pid} failed");
+    assert!(st.success(), "kill -{signal} {pid} failed");
+}
+
+/// Sends SIGINT (Ctrl-C) to process `pid`, once it handles it (see [`send_signal`]).
+pub fn interrupt(pid: u32) {
+    send_signal(pid, "INT");
 }
 
 /// The effective user id of this process (Linux `/proc/self/status`).

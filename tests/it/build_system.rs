@@ -644,7 +644,7 @@ fn gc_sections_with_function_pointers_and_managed_variables() {
 }
 
 /// `--strip-debug` removes DWARF, `.file`, `.loc` and `, debug`; without it, the full
-/// DWARF of several modules is merged into one block per section, silently (tests/dwarf.rs
+/// DWARF of several modules is merged into one block per section, silently (dwarf.rs
 /// decodes what ptxas makes of it).
 #[test]
 fn strip_debug_and_merged_multi_module_dwarf() {

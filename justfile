@@ -61,7 +61,7 @@ fuzz SECONDS="120":
         inputs=$(sed -n 's/^inputs: //p' "$d/case.txt")
         ( cd "$d" && for f in $inputs; do cat "$f"; printf '\0'; done ) > "fuzz/corpus/link/$(basename "$d")"
     done
-    # DWARF merge seeds: the real -g pairs tests/dwarf.rs links.
+    # DWARF merge seeds: the real -g pairs tests/it/dwarf.rs links.
     for pair in "llvm/c_debug2 llvm/c_debug" "nvrtc/rt_debug2 nvrtc/rt_debug" "nvrtc/rt_debug llvm/c_debug nvrtc/rt_lineinfo"; do
         ( for f in $pair; do cat "fixtures/ptx/$f.ptx"; printf '\0'; done ) > "fuzz/corpus/link/dwarf-$(echo $pair | tr ' /' '__')"
     done

@@ -8,7 +8,7 @@
 //!   Linking them exercises resolution of ~70,000 global names and the renaming of
 //!   every colliding module-local symbol (`__internal_*`, `__cudart_*` in each copy);
 //! * cross-referencing sets x1/x2/x4 (target/bench-cross-*, see `cross_corpus`);
-//! * one huge module of 0.5 and 2 GB (tests/common/huge_module.rs), generated in
+//! * one huge module of 0.5 and 2 GB (tests/it/support/huge_module.rs), generated in
 //!   target/bench-huge and removed after.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ use ptxld::ir::{Linkage, Module};
 use ptxld::parse::parse_module;
 use ptxld::source::{FileId, SourceFile};
 
-#[path = "../tests/common/huge_module.rs"]
+#[path = "../tests/it/support/huge_module.rs"]
 mod huge_module;
 
 const RUNS: usize = 7;
@@ -468,7 +468,7 @@ impl Targets {
     }
 }
 
-/// One huge generated module (tests/common/huge_module.rs) at 0.5 and 2 GB: time
+/// One huge generated module (tests/it/support/huge_module.rs) at 0.5 and 2 GB: time
 /// against `cat` and the time ratio of the two sizes (4.0 is linear), peak RSS.
 /// The files are removed afterwards (2.5 GB of disk).
 fn report_huge(log: &mut String) {

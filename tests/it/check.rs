@@ -1,0 +1,189 @@
+//! `ptxld check` and the ABI warnings, exact text.
+
+use crate::support::*;
+use std::process::Output;
+
+fn case(name: &str) -> std::path::PathBuf {
+    root().join("fixtures/link").join(name)
+}
+
+#[test]
+fn check_reports_where_nvjitlink_decides_differently() {
+    let o = ptxld()
+        .current_dir(case("weak-first-wins-mixed-target"))
+        .args(["check", "1-sm70.ptx", "2-sm80.ptx"])
+        .run();
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o),
+        "note: nvJitLink: keeps the weak wf from the highest .target (sm_80), ptxld the first \
+         in link order (sm_70)\n>>> 2-sm80.ptx:9:30\n>>> 1-sm70.ptx:9:30\n\
+         0 error(s), 0 warning(s), 1 note(s)\n"
+    );
+    let o = ptxld()
+        .current_dir(case("proto-f32-vs-b32-gcc-llvm"))
+        .args(["check", "1-llvm-b32.ptx", "2-gcc-f32.ptx"])
+        .run();
+    assert_eq!(
+        stdout(&o),
+        "note: nvJitLink: prints \"Prototype doesn't match\" for lerp1 (.fN against .bN of the \
+         same size); ptxld links it by PTX type compatibility\n>>> 2-gcc-f32.ptx:6:41\n\
+         >>> 1-llvm-b32.ptx:6:32\n0 error(s), 0 warning(s), 1 note(s)\n"
+    );
+    let o = ptxld()
+        .current_dir(case("err-undef-func-called-unreachable"))
+        .args(["check", "1-unreached.ptx"])
+        .run();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        "error: undefined symbol: ext_f\n>>> 1-unreached.ptx:16:14\n\
+         note: nvJitLink: accepts this (undefined symbol: ext_f) because no kernel reaches the \
+         callers; ptxld reports it (link with --gc-sections to drop them)\n\
+         >>> 1-unreached.ptx:6:32\n1 error(s), 0 warning(s), 1 note(s)\n"
+    );
+    let o = ptxld()
+        .current_dir(case("common-max-align"))
+        .args(["check", "--format", "json", "1-align4.ptx", "2-align16.ptx"])
+        .run();
+    assert!(stdout(&o).ends_with("}\n") && stdout(&o).lines().count() == 1);
+    assert_eq!(
+        json(&o),
+        serde_json::json!({
+            "version": 1,
+            "ok": true,
+            "diagnostics": [{
+                "severity": "note",
+                "code": "nvjitlink-differs",
+                "message": "nvJitLink: keeps the first declaration's alignment for cg (4), \
+                            ptxld the largest (16)",
+                "location": null,
+                "notes": [
+                    {"message": "declared at",
+                     "location": {"file": "1-align4.ptx", "line": 6, "column": 30}},
+                    {"message": "declared at",
+                     "location": {"file": "2-align16.ptx", "line": 6, "column": 31}},
+                ],
+                "help": null,
+            }],
+        })
+    );
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+/// Link errors and errors before the link (unreadable or unparsable inputs) come with
+/// their codes and real locations.
+#[test]
+fn check_json_gives_codes_and_locations() {
+    let o = ptxld()
+        .current_dir(case("err-duplicate-strong-func"))
+        .args(["check", "--format", "json", "1-a.ptx", "2-b.ptx"])
+        .run();
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert_eq!(v["ok"], false);
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (&d["severity"], &d["code"]),
+        (&"error".into(), &"duplicate-symbol".into())
+    );
+    assert_eq!(d["message"], "duplicate symbol: dup_f");
+    assert_eq!(d["notes"][1]["location"]["file"], "2-b.ptx");
+    let dir = root().join("fixtures/ptx/nvvm-invalid");
+    let o = ptxld()
+        .current_dir(&dir)
+        .args(["check", "--format", "json", "nv_alias_fwd.ptx"])
+        .run();
+    let d = &json(&o)["diagnostics"][0];
+    assert_eq!(d["code"], "syntax");
+    assert_eq!(
+        d["location"],
+        serde_json::json!({"file": "nv_alias_fwd.ptx", "line": 23, "column": 1})
+    );
+    assert_eq!(
+        d["help"],
+        "instructions are only allowed inside a `.func` or `.entry` body"
+    );
+    let o = ptxld()
+        .current_dir(&dir)
+        .args(["check", "--format", "json", "missing.ptx"])
+        .run();
+    let d = &json(&o)["diagnostics"][0];
+    assert_eq!(
+        (&d["code"], &d["location"]),
+        (&"io".into(), &serde_json::Value::Null)
+    );
+}
+
+#[test]
+fn check_applies_a_ptx_version_cap() {
+    let o = ptxld()
+        .current_dir(case("version-max"))
+        .args(["check", "--ptx-version", "7.0", "1-v60.ptx", "2-v88.ptx"])
+        .run();
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with(
+            "error: version: 2-v88.ptx needs PTX ISA 8.8, newer than --ptx-version 7.0\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn abi_violations_are_warnings_with_locations() {
+    let dir = root().join("fixtures/abi");
+    let o = ptxld()
+        .current_dir(&dir)
+        .args(["check", "violations.ptx"])
+        .run();
+    let text = stdout(&o);
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("warning: ABI"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: ABI: PTX ISA 1.4 predates the ABI (2.0): its calls cannot link with ABI code",
+            "warning: ABI: module-scope .local variable: legacy PTX that disables the ABI",
+            "warning: ABI: system call malloc does not have the guide's prototype for 64-bit \
+             addresses: return value 1: parameters of different size",
+            "warning: ABI: return value 1 of narrow is narrower than 32 bits; widen it to .u32/.s32",
+            "warning: ABI: parameter 1 of narrow is .f16, which cannot be passed or returned",
+            "warning: ABI: parameter 2 of narrow is an aggregate that is not `.align N .b8 \
+             name[size]` with N in 1..128",
+            "warning: ABI: parameter 3 of narrow is an aggregate that is not `.align N .b8 \
+             name[size]` with N in 1..128",
+            "warning: ABI: pointer parameter of kernel k is not .u64 (.address_size 64)",
+        ]
+    );
+    assert!(text.contains(">>> violations.ptx:2:10\n"), "{text}");
+    // In a link they are warnings; --fatal-warnings makes them errors.
+    let out = scratch("abi").join("out.ptx");
+    let o = ptxld()
+        .current_dir(&dir)
+        .args([
+            "--fatal-warnings",
+            "-o",
+            out.to_str().unwrap(),
+            "violations.ptx",
+        ])
+        .run();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("warnings are errors"));
+    // Real producers' output has no ABI findings.
+    for f in valid_fixtures() {
+        let o = ptxld().args(["check", f.to_str().unwrap()]).run();
+        assert!(
+            !stdout(&o).contains("ABI"),
+            "{}: {}",
+            f.display(),
+            stdout(&o)
+        );
+    }
+}

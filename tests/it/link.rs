@@ -1,0 +1,423 @@
+//! End-to-end link tests over `fixtures/link/*/case.txt`: ptxld's verdict, diagnostics
+//! and output, ptxas accepting every output as a whole program, and nvJitLink's
+//! verdict on the same inputs (agreeing, or differing exactly where docs/linking.md
+//! says ptxld's policy differs).
+//!
+//! The keys of case.txt are described in fixtures/link/README.md. ptxld runs in the
+//! case's folder with the inputs as written there, at `-j1` and at `-j2`: both runs
+//! must give the same output and stderr, equal to `expected/out.ptx` and
+//! `expected/stderr.txt`. Each `run:` gives `expected/NAME.txt` (the command, its exit
+//! status, stdout and stderr) and `expected/NAME.FILE` for each file it writes in
+//! `$OUT`. `UPDATE_EXPECT=1` writes the expected files instead of comparing them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::*;
+
+/// The command that runs the case test again, for the bless hint.
+const RERUN: &str = "cargo test --test it link::link_cases";
+
+/// A `run:` line: a further invocation, `ptxld ARGS INPUTS...`.
+#[derive(Debug)]
+struct Run {
+    name: String,
+    args: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+struct Case {
+    name: String,
+    dir: PathBuf,
+    /// As written in case.txt: relative to `dir`.
+    inputs: Vec<String>,
+    arch: String,
+    args: Vec<String>,
+    expect_ok: bool,
+    stderr: Vec<String>,
+    has: Vec<String>,
+    lacks: Vec<String>,
+    nvjitlink_agrees: bool,
+    nvjitlink_stderr: Vec<String>,
+    runs: Vec<Run>,
+}
+
+fn load_case(dir: &Path) -> Case {
+    let text = std::fs::read_to_string(dir.join("case.txt")).unwrap();
+    let mut c = Case {
+        name: dir.file_name().unwrap().to_string_lossy().into_owned(),
+        dir: dir.to_path_buf(),
+        arch: "sm_80".into(),
+        nvjitlink_agrees: true,
+        ..Case::default()
+    };
+    let mut expect = None;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let (key, value) = line
+            .split_once(':')
+            .unwrap_or_else(|| panic!("{}: bad line {line:?}", dir.display()));
+        let value = value.trim();
+        match key {
+            "inputs" => c.inputs = value.split_whitespace().map(String::from).collect(),
+            "arch" => c.arch = value.to_string(),
+            "ptxld-args" => c.args = value.split_whitespace().map(String::from).collect(),
+            "expect" => expect = Some(value == "ok"),
+            "stderr" => c.stderr.push(value.to_string()),
+            "output-has" => c.has.push(value.to_string()),
+            "output-lacks" => c.lacks.push(value.to_string()),
+            "nvjitlink-stderr" => c.nvjitlink_stderr.push(value.to_string()),
+            "nvjitlink" => {
+                c.nvjitlink_agrees = value == "agree" || value.starts_with("same-verdict");
+                assert!(
+                    c.nvjitlink_agrees || value.starts_with("differs:"),
+                    "{}: nvjitlink: agree | differs: WHY | same-verdict: WHY",
+                    dir.display()
+                );
+            }
+            "run" => {
+                let mut words = value.split_whitespace().map(String::from);
+                let name = words.next().unwrap_or_default();
+                assert!(
+                    !name.is_empty()
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                        && !["out", "stderr"].contains(&name.as_str())
+                        && c.runs.iter().all(|r| r.name != name),
+                    "{}: `run: NAME ARGS...` with a new NAME of [a-z0-9-] (not out, stderr): {line:?}",
+                    dir.display()
+                );
+                c.runs.push(Run {
+                    name,
+                    args: words.collect(),
+                });
+            }
+            _ => panic!("{}: unknown key {key}", dir.display()),
+        }
+    }
+    c.expect_ok = expect.unwrap_or_else(|| panic!("{}: no expect:", dir.display()));
+    assert!(!c.inputs.is_empty(), "{}: no inputs", dir.display());
+    c
+}
+
+fn cases() -> Vec<Case> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/link"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("case.txt").exists())
+        .collect();
+    dirs.sort();
+    dirs.iter().map(|d| load_case(d)).collect()
+}
+
+/// nvJitLink's verdict (the harness counts stderr `error` lines as failures).
+fn nvjitlink_ok(c: &Case) -> Option<(bool, String)> {
+    let so = nvidia_tool("NVJITLINK_SO", "nvidia/nvjitlink/lib/libnvJitLink.so.12")?;
+    let out = Command::new("python3")
+        .arg(root().join("scripts/nvjitlink.py"))
+        .args(["--arch", &c.arch])
+        .args(&c.inputs)
+        .current_dir(&c.dir)
+        .env("NVJITLINK_SO", so)
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "nvjitlink.py failed: {json}");
+    let ok = if json.contains("\"ok\": true") {
+        true
+    } else if json.contains("\"ok\": false") {
+        false
+    } else {
+        panic!("unexpected harness output {json}")
+    };
+    Some((ok, json))
+}
+
+/// What one ptxld run in a case gave: its exit status, and stdout and stderr with the
+/// path of its `$OUT` folder written `$OUT`.
+struct Ran {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs `ptxld ARGS INPUTS` in the case's folder, `$OUT` in ARGS standing for the
+/// (fresh, empty) folder `out_dir`.
+fn run_ptxld(c: &Case, args: &[String], out_dir: &Path) -> Ran {
+    let _ = std::fs::remove_dir_all(out_dir);
+    std::fs::create_dir_all(out_dir).unwrap();
+    let out = out_dir.to_str().unwrap();
+    let o = ptxld()
+        .args(args.iter().map(|a| a.replace("$OUT", out)))
+        .args(&c.inputs)
+        .current_dir(&c.dir)
+        .run();
+    Ran {
+        code: o.status.code(),
+        stdout: replace_bytes(&o.stdout, out, "$OUT"),
+        stderr: replace_bytes(&o.stderr, out, "$OUT"),
+    }
+}
+
+/// A `run:`'s expected text: the command, its exit status, stdout and stderr.
+fn transcript(c: &Case, r: &Run, ran: &Ran) -> Vec<u8> {
+    let mut t = format!(
+        "$ ptxld {} {}\nexit status: {}\n",
+        r.args.join(" "),
+        c.inputs.join(" "),
+        ran.code
+            .map_or("killed by a signal".into(), |n| n.to_string())
+    )
+    .into_bytes();
+    for (title, bytes) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
+        if bytes.is_empty() {
+            t.extend_from_slice(format!("--- {title}: empty\n").as_bytes());
+            continue;
+        }
+        t.extend_from_slice(format!("--- {title}\n").as_bytes());
+        t.extend_from_slice(bytes);
+        if !bytes.ends_with(b"\n") {
+            t.extend_from_slice(format!("\n--- no newline at the end of {title}\n").as_bytes());
+        }
+    }
+    t
+}
+
+/// The regular files `d` holds, sorted by name.
+fn files_in(d: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs one case; returns the problems found.
+fn run(c: &Case, ptxas: Option<&Path>, tmp: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let case_tmp = tmp.join(&c.name);
+    // The link at one and at two threads.
+    let link = |threads: &str| {
+        let out_dir = case_tmp.join(format!("j{threads}"));
+        let mut args = vec![format!("-j{threads}")];
+        args.extend(c.args.iter().cloned());
+        args.extend(["-o".into(), "$OUT/out.ptx".into()]);
+        let ran = run_ptxld(c, &args, &out_dir);
+        let output = std::fs::read(out_dir.join("out.ptx")).ok();
+        (out_dir, ran, output)
+    };
+    let (out_dir, res, output) = link("1");
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    if stderr.contains("panicked") {
+        problems.push(format!("ptxld panicked:\n{stderr}"));
+    }
+    let success = res.code == Some(0);
+    if success != c.expect_ok {
+        problems.push(format!(
+            "ptxld exit {:?}, expected {}:\n{stderr}",
+            res.code,
+            if c.expect_ok { "success" } else { "failure" }
+        ));
+    }
+    if !success && res.code != Some(1) {
+        problems.push(format!("exit code {:?}, not 1", res.code));
+    }
+    for want in &c.stderr {
+        if !stderr.contains(want.as_str()) {
+            problems.push(format!("stderr lacks {want:?}:\n{stderr}"));
+        }
+    }
+    if !success && output.is_some() {
+        problems.push("a failed link left an output file".into());
+    }
+    if !temporaries(&out_dir).is_empty() {
+        problems.push(format!("temporaries left: {:?}", temporaries(&out_dir)));
+    }
+    if success {
+        let text = String::from_utf8_lossy(output.as_deref().unwrap_or_default());
+        for want in &c.has {
+            if !text.contains(want.as_str()) {
+                problems.push(format!("output lacks {want:?}"));
+            }
+        }
+        for bad in &c.lacks {
+            if text.contains(bad.as_str()) {
+                problems.push(format!("output contains {bad:?}"));
+            }
+        }
+        if let Some(ptxas) = ptxas {
+            let r = Command::new(ptxas)
+                .arg(format!("-arch={}", c.arch))
+                .arg(out_dir.join("out.ptx"))
+                .arg("-o")
+                .arg(case_tmp.join("out.cubin"))
+                .output()
+                .unwrap();
+            if !r.status.success() {
+                problems.push(format!(
+                    "ptxas rejects the merged module {}:\n{}",
+                    out_dir.join("out.ptx").display(),
+                    String::from_utf8_lossy(&r.stderr)
+                ));
+            }
+        }
+    }
+    // The same at two threads.
+    let (_, res2, output2) = link("2");
+    if res2.code != res.code || res2.stderr != res.stderr {
+        problems.push(format!(
+            "-j2 exits {:?} with other stderr than -j1 ({:?}): {}",
+            res2.code,
+            res.code,
+            first_difference(&res.stderr, &res2.stderr)
+        ));
+    }
+    if output2 != output {
+        problems.push(format!(
+            "-j2 writes another output than -j1: {}",
+            first_difference(
+                output.as_deref().unwrap_or_default(),
+                output2.as_deref().unwrap_or_default()
+            )
+        ));
+    }
+    if let Some((nv_ok, json)) = nvjitlink_ok(c) {
+        let agrees = nv_ok == c.expect_ok;
+        if agrees != c.nvjitlink_agrees {
+            problems.push(format!(
+                "nvJitLink says ok={nv_ok}; case says nvjitlink {}: {json}",
+                if c.nvjitlink_agrees {
+                    "agrees"
+                } else {
+                    "differs"
+                }
+            ));
+        }
+        let said = json.replace("\\\"", "\"");
+        for want in &c.nvjitlink_stderr {
+            if !said.contains(want.as_str()) {
+                problems.push(format!("nvJitLink does not say {want:?}: {json}"));
+            }
+        }
+    }
+    let runs: Vec<(&Run, PathBuf, Ran)> = c
+        .runs
+        .iter()
+        .map(|r| {
+            let out_dir = case_tmp.join(format!("run-{}", r.name));
+            let ran = run_ptxld(c, &r.args, &out_dir);
+            let err = String::from_utf8_lossy(&ran.stderr);
+            if err.contains("panicked") || !matches!(ran.code, Some(0 | 1)) {
+                problems.push(format!("run {}: exit {:?}:\n{err}", r.name, ran.code));
+            }
+            (r, out_dir, ran)
+        })
+        .collect();
+    // Blessing a link that broke a rule above would record the breakage.
+    if blessing() && !problems.is_empty() {
+        problems.push("not blessed: fix the problems above first".into());
+        return problems;
+    }
+    let mut expected = Expected::new(&c.dir.join("expected"), RERUN);
+    expected.output("out.ptx", output.as_deref());
+    expected.text("stderr.txt", Some(&res.stderr));
+    for (r, out_dir, ran) in runs {
+        expected.text(&format!("{}.txt", r.name), Some(&transcript(c, r, &ran)));
+        let out = out_dir.to_str().unwrap();
+        for (file, bytes) in files_in(&out_dir) {
+            let bytes = replace_bytes(&bytes, out, "$OUT");
+            expected.output(&format!("{}.{file}", r.name), Some(&bytes));
+        }
+    }
+    problems.extend(expected.finish());
+    problems
+}
+
+#[test]
+fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
+    let cases = cases();
+    assert!(cases.len() >= 40, "only {} link cases", cases.len());
+    let ptxas = ptxas();
+    let tmp = scratch("link-cases");
+    // Two workers: the machine has two cores and each case runs several processes.
+    let results: Vec<(String, Vec<String>)> = std::thread::scope(|s| {
+        let chunks: Vec<&[Case]> = cases.chunks(cases.len().div_ceil(2)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let (ptxas, tmp) = (ptxas.as_deref(), &tmp);
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|c| (c.name.clone(), run(c, ptxas, tmp)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(n, p)| format!("== {n}\n{}", p.join("\n")))
+        .collect();
+    eprintln!("{} link cases, {} failed", results.len(), failed.len());
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// Once parsed, an input is not read again until the writer reads its text: the
+/// layout takes the callers' `.param` declarations (argument alignments), `.alias`
+/// directives and GCC's `//:FUNC_MAP` comments from what parsing kept. An input kept
+/// open is mapped only when its bytes are asked for, so after the layout none is,
+/// except the modules with DWARF sections, which the debug-section merge decodes.
+#[test]
+fn the_layout_reads_no_input_again() {
+    use ptxld::driver::{link_job, InputSpec, Job};
+    ptxld::input::keep_files_open(256);
+    let cases = [
+        // The caller's call-block `.param` is raised to `.align 8`.
+        ("aggregate-param-align-fixed", ".align 8"),
+        ("alias-across-modules", ".alias nv_al_alias, nv_al_target;"),
+        // GCC's OpenACC module, with other producers' modules.
+        ("real-all-producers", "//:FUNC_MAP \""),
+    ];
+    for (case, want) in cases {
+        let mut job = Job::new("unused.ptx");
+        job.inputs = case_inputs(case)
+            .into_iter()
+            .map(|p| InputSpec::File(p.into()))
+            .collect();
+        let outcome = link_job(&job).unwrap_or_else(|f| panic!("{case}: {f}"));
+        let sources = outcome.sources().expect("a PTX output");
+        let has_dwarf = |path: &Path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            text.lines().any(|l| l.trim_start().starts_with(".section"))
+        };
+        let mapped: Vec<&str> = sources
+            .files()
+            .filter(|(_, f)| f.pages().is_readable_file() && f.pages().is_in_memory())
+            .filter(|(_, f)| !has_dwarf(f.path().unwrap()))
+            .map(|(_, f)| f.name())
+            .collect();
+        assert!(mapped.is_empty(), "{case}: read again: {mapped:?}");
+        let kept_open = sources
+            .files()
+            .filter(|(_, f)| f.pages().is_readable_file());
+        assert!(kept_open.count() > 0, "{case}: no input kept open");
+        let text = String::from_utf8(outcome.into_bytes()).unwrap();
+        assert!(text.contains(want), "{case}: no {want:?} in the output");
+    }
+}

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ptxld::emit::write_module;
+use ptxld::write::emit::write_module;
 use ptxld::input::Bytes;
 use ptxld::ir::{Linkage, Module};
 use ptxld::parse::parse_module;

@@ -19,7 +19,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::container::Emit;
+use crate::write::Emit;
 use crate::driver::{self, Failure, InputSpec, Job};
 
 /// A link configured from a build script.

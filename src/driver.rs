@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::archive;
-use crate::container::elf::write_host_object;
-use crate::container::fatbin::{self, PtxEntry};
-use crate::container::Emit;
+use crate::input::archive;
+use crate::write::elf::write_host_object;
+use crate::input::fatbin::{self, PtxEntry};
+use crate::write::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
 use crate::input::{
@@ -1036,7 +1036,7 @@ fn check_standard_output(job: &Job) -> Result<(), Failure> {
 /// the same new name in the same directory). Called once the inputs are read and
 /// before anything is written.
 fn check_destinations(job: &Job, stamps: &[Stamp]) -> Result<(), Failure> {
-    use crate::output::Destination;
+    use crate::write::output::Destination;
     let mut written: Vec<(String, Destination)> = Vec::new();
     let output = if job.output == Path::new("-") {
         "standard output (-o -)".to_string()
@@ -1109,7 +1109,7 @@ fn remove_failed_output(job: &Job, stamps: &[Stamp]) {
 /// already), and only then puts them in place, one after the other: a failure
 /// writing any of them leaves none of them new.
 fn write_outputs(job: &Job, o: &mut Outcome, dep: Option<Vec<u8>>) -> Result<(), Failure> {
-    use crate::output::OutputFile;
+    use crate::write::output::OutputFile;
     let t = Stopwatch::start();
     // Whether an input changed: one `stat` per input (thousands in a large link);
     // the first changed input in command-line order is the one reported, and it

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 
 use object::read::archive::{ArchiveFile, ArchiveOffset};
 
-use crate::container::{elf, fatbin};
+use super::fatbin;
+use crate::write::elf;
 
 /// The magic of a thin archive.
 const THIN_MAGIC: &[u8] = b"!<thin>\n";

@@ -1,7 +1,8 @@
 //! Containers as link inputs: a `.fatbin` file or an ELF object carrying one is
 //! replaced by the PTX of its best entry for the link target.
 
-use super::{elf, fatbin};
+use super::fatbin;
+use crate::write::elf;
 
 /// An SM number with its optional `a`/`f` suffix.
 pub type Target = (u32, Option<u8>);

@@ -56,6 +56,10 @@
 //! process substitution (`<(cmd)`) and a named FIFO whose writer is already open both
 //! work; a writer that opens the FIFO only after ptxld looked at it is too late.
 
+pub mod archive;
+pub mod container;
+pub mod fatbin;
+
 use std::fmt;
 use std::fs::Metadata;
 use std::io::{self, Read};

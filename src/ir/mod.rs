@@ -6,7 +6,7 @@
 //! and every place that refers to one. The source bytes themselves are not stored here
 //! (they stay in the [`crate::source::SourceMap`]); everything is a span into them.
 
-use crate::lexer::Token;
+use crate::lex::Token;
 use crate::source::{FileId, Span};
 
 /// Index of an [`Item`] in [`Module::items`].

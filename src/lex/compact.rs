@@ -872,7 +872,7 @@ enum Step {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lexer::{lex_bodies_into, Bodies, HEX};
+    use crate::lex::{lex_bodies_into, Bodies, HEX};
     use crate::source::FileId;
 
     fn texts(src: &str, compact: bool) -> (Vec<String>, usize) {
@@ -990,7 +990,7 @@ mod tests {
         let src = format!("{HEAD}{body}");
         let lo = src.find('{').unwrap();
         let may = |name: &[u8]| name == b"g";
-        let (lexed, end) = crate::lexer::lex_body(
+        let (lexed, end) = crate::lex::lex_body(
             FileId(0),
             src.as_bytes(),
             lo,

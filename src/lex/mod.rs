@@ -133,7 +133,7 @@ pub fn lex_into(file: FileId, src: &[u8], tokens: Vec<Token>) -> Lexed {
 pub enum Bodies {
     /// Every token.
     Full,
-    /// Compactly where that is exact for the body walk (see `lexer/compact.rs`): an
+    /// Compactly where that is exact for the body walk (see `lex/compact.rs`): an
     /// instruction keeps only its opcode, the identifiers among its operands other
     /// than `%`-names, its braces and its `;`; everything else keeps all its tokens.
     Compact,
@@ -219,7 +219,7 @@ struct Lexer<'a> {
     /// In a compactly lexed instruction: its opcode, until an operand identifier is
     /// kept (see `Lexer::instruction_or_label`).
     pending_opcode: Option<Token>,
-    /// The operand scan's last window (`lexer/operand_skip.rs`).
+    /// The operand scan's last window (`lex/operand_skip.rs`).
     events: operand_skip::Events,
 }
 

@@ -23,7 +23,7 @@ mod map;
 mod names;
 mod report;
 mod resolve;
-pub mod rope;
+pub use crate::write::rope;
 mod shards;
 mod write;
 

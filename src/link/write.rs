@@ -22,7 +22,7 @@ use super::dwarf::Merged;
 use super::header::MergedHeader;
 use super::report::{display_name, Inputs};
 use super::resolve::{find_symbol, Resolution};
-use super::rope::Rope;
+use crate::write::rope::Rope;
 
 /// A substitution: replace the bytes of `span` (possibly empty: an insertion). A
 /// renamed symbol's new name is borrowed from the resolution (every reference to it

@@ -17,7 +17,7 @@ use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
     SymbolId,
 };
-use crate::lexer::{Token, TokenKind};
+use crate::lex::{Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Names defined inside bodies (labels, function-scope variables), for debug sections

@@ -17,7 +17,7 @@ pub use items::parse_arch;
 
 use crate::diag::Diagnostic;
 use crate::ir::{Header, ItemId, Locs, Module};
-use crate::lexer;
+use crate::lex;
 use crate::source::FileId;
 
 /// A parsed module and the diagnostics found while parsing it (sorted by position).
@@ -33,20 +33,20 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
     parse_module_into(file, src, Vec::new())
 }
 
-/// Like [`parse_module`], lexing into `tokens`' allocation (see [`lexer::lex_into`]);
+/// Like [`parse_module`], lexing into `tokens`' allocation (see [`lex::lex_into`]);
 /// the module's `tokens` can be handed back for the next file.
-pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
+pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lex::Token>) -> Parsed {
     assert!(
         src.len() as u64 <= crate::input::MAX_INPUT_LEN,
         "inputs are length-checked when loaded"
     );
-    parse_lexed(file, src, lexer::lex_into(file, src, tokens), &[], 0).0
+    parse_lexed(file, src, lex::lex_into(file, src, tokens), &[], 0).0
 }
 
 /// Like [`parse_module_into`], for consumers that release the tokens right after
 /// parsing (the linker). Function bodies are skipped when the module is lexed and
 /// lexed one at a time, compactly, when they are walked
-/// ([`lexer::Bodies::Deferred`]): the token array holds only the declarations, and
+/// ([`lex::Bodies::Deferred`]): the token array holds only the declarations, and
 /// the front end takes about half the time. The module is the same as
 /// [`parse_module_into`]'s except for its tokens and token ranges; where that cannot
 /// be shown cheaply (any diagnostic, a skipped `{` the parser did not take as a body,
@@ -55,7 +55,7 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
 ///
 /// A module of [`SPLIT_MIN`] bytes or more has its bodies walked in parallel, in
 /// groups of about [`SPLIT_BYTES`]; the module is the same.
-pub fn parse_module_deferred(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
+pub fn parse_module_deferred(file: FileId, src: &[u8], tokens: Vec<lex::Token>) -> Parsed {
     let split = if src.len() >= SPLIT_MIN {
         SPLIT_BYTES
     } else {
@@ -75,8 +75,8 @@ pub const SPLIT_BYTES: usize = 4 << 20;
 
 /// [`parse_module_deferred`] with the bodies walked in groups of `split` bytes
 /// (`0`: in one walk).
-fn parse_deferred(file: FileId, src: &[u8], tokens: Vec<lexer::Token>, split: usize) -> Parsed {
-    let mut lexed = lexer::lex_bodies_into(file, src, tokens, lexer::Bodies::Deferred);
+fn parse_deferred(file: FileId, src: &[u8], tokens: Vec<lex::Token>, split: usize) -> Parsed {
+    let mut lexed = lex::lex_bodies_into(file, src, tokens, lex::Bodies::Deferred);
     let deferred = std::mem::take(&mut lexed.compacted);
     let (parsed, exact) = parse_lexed(file, src, lexed, &deferred, split);
     if deferred.is_empty()
@@ -115,7 +115,7 @@ fn declares_percent_name(m: &Module, src: &[u8]) -> bool {
 fn parse_lexed(
     file: FileId,
     src: &[u8],
-    lexed: lexer::Lexed,
+    lexed: lex::Lexed,
     deferred: &[u32],
     split: usize,
 ) -> (Parsed, bool) {

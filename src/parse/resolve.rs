@@ -13,7 +13,7 @@ use crate::ir::{
     CallSite, Decl, Decls, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, Locs, Module, RefKind,
     Reference, StateSpace, Symbol, SymbolId, SymbolKind,
 };
-use crate::lexer::{lex_body, Lexed, Token, TokenKind};
+use crate::lex::{lex_body, Lexed, Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Name → symbol lookup for one module.
@@ -78,7 +78,7 @@ impl<'a> Names<'a> {
     }
 }
 
-/// Bodies a [`crate::lexer::Bodies::Deferred`] lexing left out, lexed one at a time
+/// Bodies a [`crate::lex::Bodies::Deferred`] lexing left out, lexed one at a time
 /// as the walk reaches them.
 pub(crate) struct DeferredBodies<'d> {
     /// The `{` of each, ascending.

@@ -1,9 +1,11 @@
-//! Containers: fatbins and ELF host objects, written around the merged PTX and read
-//! as inputs (docs/containers.md).
+//! The output pipeline: the merged module as a rope written to the output file,
+//! containers around it, atomic output files, and modules written back by splicing.
 
+mod assemble;
 pub mod elf;
-pub mod fatbin;
-pub mod input;
+pub mod emit;
+pub mod output;
+pub mod rope;
 
 /// What `-o` receives.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

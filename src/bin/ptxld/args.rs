@@ -10,7 +10,7 @@ use anyhow::anyhow;
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 
-use ptxld::container::Emit;
+use ptxld::write::Emit;
 use ptxld::driver::{InputSpec, Job};
 use ptxld::link::header::parse_version;
 

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::input::archive;
 use crate::write::elf::write_host_object;
-use crate::input::fatbin::{self, PtxEntry};
+use crate::write::fatbin::{self, PtxEntry};
 use crate::write::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};

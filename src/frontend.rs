@@ -222,7 +222,7 @@ fn load_units(
         .into_par_iter()
         .map(|u| {
             let head = u.bytes.head();
-            let container = fatbin::is_fatbin(head) || crate::write::elf::is_elf(head);
+            let container = fatbin::is_fatbin(head) || crate::input::container::is_elf(head);
             let r = match container
                 .then(|| extract(u.bytes.as_slice(), target))
                 .flatten()

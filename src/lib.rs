@@ -52,7 +52,7 @@ pub mod container {
 
     /// ELF host objects: finding the fatbin in one ([`crate::input::container`]).
     pub mod elf {
-        pub use crate::write::elf::*;
+        pub use crate::input::container::fatbin_section;
     }
 }
 

@@ -4,6 +4,7 @@
 mod assemble;
 pub mod elf;
 pub mod emit;
+pub mod fatbin;
 pub mod output;
 pub mod rope;
 

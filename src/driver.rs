@@ -7,12 +7,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::input::archive;
-use crate::write::elf::write_host_object;
-use crate::write::fatbin::{self, PtxEntry};
-use crate::write::Emit;
 use crate::diag::Diagnostics;
 use crate::frontend::{parse_units, LoadOptions, Unit};
+use crate::input::archive;
 use crate::input::{
     file_key, open_path, read_opened, read_path_and_metadata, Bytes, FileKey, InputError, Opened,
 };
@@ -22,6 +19,9 @@ use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs, Piece};
 use crate::source::SourceMap;
 use crate::timing::{PhaseTime, Stopwatch};
+use crate::write::elf::write_host_object;
+use crate::write::fatbin::{self, PtxEntry};
+use crate::write::Emit;
 
 /// One command-line input item, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use crate::input::fatbin;
-use crate::input::container::{extract, Target};
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::input::container::{extract, Target};
+use crate::input::fatbin;
 use crate::input::{read_path, Bytes};
 use crate::ir::Module;
 use crate::lex::Token;

@@ -15,11 +15,11 @@
 use std::fs::File;
 use std::io::{self, Write};
 
-use crate::input::Bytes;
-use crate::ir::KeptText;
-use super::assemble::{self, Chunk};
 #[cfg(test)]
 use super::assemble::Assembler;
+use super::assemble::{self, Chunk};
+use crate::input::Bytes;
+use crate::ir::KeptText;
 
 /// Pieces whose source is [`Rope::arena`] rather than an input module.
 const ARENA: u32 = u32::MAX;

@@ -7,6 +7,7 @@ pub mod emit;
 pub mod fatbin;
 pub mod output;
 pub mod rope;
+mod temporary;
 
 /// What `-o` receives.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

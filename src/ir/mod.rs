@@ -1040,6 +1040,33 @@ mod tests {
         assert_eq!(std::mem::size_of::<ParamSpec>(), 24);
     }
 
+    /// The lexer knows the state spaces by a list of its own (it uses nothing of the
+    /// IR): the same directives as [`StateSpace::from_directive`].
+    #[test]
+    fn the_lexer_knows_the_same_state_spaces() {
+        use StateSpace::*;
+        for space in [Reg, Sreg, Const, Global, Local, Param, Shared, Tex] {
+            assert!(
+                crate::lex::is_state_space(space.as_str().as_bytes()),
+                "{space:?}"
+            );
+        }
+        for other in [
+            ".regs",
+            ".re",
+            ".b32",
+            ".entry",
+            ".attribute",
+            ".align",
+            ".texref",
+            "",
+        ] {
+            let text = other.as_bytes();
+            assert!(!crate::lex::is_state_space(text), "{other}");
+            assert_eq!(StateSpace::from_directive(text), None, "{other}");
+        }
+    }
+
     /// A parameter's dimensions, kept out of line only for an aggregate.
     #[test]
     fn parameter_dimensions() {

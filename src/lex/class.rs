@@ -78,3 +78,14 @@ pub(super) fn plain_decimal_end(src: &[u8], p: usize) -> Option<usize> {
     let ends = src.get(end).is_none_or(|&b| !is(b, FOLLOW) && b != b'.');
     (ends && (src[p] != b'0' || end == p + 1)).then_some(end)
 }
+
+/// True for a state-space directive (`.reg`, `.global`, ...): a declaration in a
+/// body starts with one. The lexer's own list, so that it needs nothing of the IR;
+/// `ir::StateSpace::from_directive` takes the same ones (a test there says so).
+#[inline]
+pub(crate) fn is_state_space(text: &[u8]) -> bool {
+    matches!(
+        text,
+        b".reg" | b".sreg" | b".const" | b".global" | b".local" | b".param" | b".shared" | b".tex"
+    )
+}

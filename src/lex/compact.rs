@@ -16,7 +16,7 @@
 //! statement, the end of input) is given up: everything it pushed is taken back and
 //! the body is lexed in full.
 
-use super::class::{CLASS, ID_START};
+use super::class::{is_state_space, CLASS, ID_START};
 use super::scan::skip_whitespace;
 use super::shape::register_declaration_end;
 use super::{Lexer, Token, TokenKind};
@@ -212,7 +212,7 @@ impl Lexer<'_> {
         if text == b".loc" {
             return self.loc_args();
         }
-        let known = crate::ir::StateSpace::from_directive(text).is_some()
+        let known = is_state_space(text)
             || matches!(
                 text,
                 b".attribute"

@@ -93,7 +93,7 @@ impl Lexer<'_> {
                 return None;
             }
             p = name_end_cached(src, p + 1, &mut self.events);
-            if may(&src[guard..p]) {
+            if may.may_be_symbol(&src[guard..p]) {
                 return None;
             }
             lo = skip_whitespace(src, p);
@@ -109,7 +109,7 @@ impl Lexer<'_> {
         if self.skip_definitions && !guarded && src.get(p) != Some(&b'.') {
             let after = space_end_cached(src, p, &mut self.events);
             if src.get(after) == Some(&b':') {
-                return (!may(opcode)).then_some(after + 1);
+                return (!may.may_be_symbol(opcode)).then_some(after + 1);
             }
         }
         loop {
@@ -124,7 +124,7 @@ impl Lexer<'_> {
             } else if starts_identifier(b) {
                 let name = p;
                 p = name_end_cached(src, p + 1, &mut self.events);
-                if may(&src[name..p]) {
+                if may.may_be_symbol(&src[name..p]) {
                     return None;
                 }
             } else {
@@ -150,7 +150,9 @@ impl Lexer<'_> {
             if guard.kind != TokenKind::Ident {
                 return None;
             }
-            guard_kept = self.symbols.is_none_or(|may| may(guard.text(src)));
+            guard_kept = self
+                .symbols
+                .is_none_or(|may| may.may_be_symbol(guard.text(src)));
             self.skip_trivia()?;
             let b = src[self.pos];
             if CLASS[b as usize] & ID_START == 0 && !matches!(b, b'_' | b'$') {
@@ -174,7 +176,11 @@ impl Lexer<'_> {
             }
             // A label that names no module-scope symbol shadows nothing: the walk
             // needs it only when it records the body's names.
-            if self.skip_definitions && !self.symbols.is_some_and(|may| may(opcode.text(src))) {
+            if self.skip_definitions
+                && !self
+                    .symbols
+                    .is_some_and(|may| may.may_be_symbol(opcode.text(src)))
+            {
                 self.pos += 1;
                 return Some(());
             }
@@ -272,7 +278,10 @@ impl Lexer<'_> {
             while follows(p) {
                 p += 1;
             }
-            if self.symbols.is_none_or(|may| may(&src[lo..p])) {
+            if self
+                .symbols
+                .is_none_or(|may| may.may_be_symbol(&src[lo..p]))
+            {
                 if let Some(opcode) = self.pending_opcode.take() {
                     self.out.tokens.push(opcode);
                 }

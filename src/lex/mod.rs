@@ -38,6 +38,9 @@ mod shape;
 mod tokens;
 
 use class::is;
+/// For the IR's test that its state spaces are the lexer's.
+#[cfg(test)]
+pub(crate) use class::is_state_space;
 
 /// What a token is. The token's text is always its span in the source.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -128,8 +131,20 @@ pub fn lex_bodies_into(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bod
     lex_with(file, src, tokens, bodies)
 }
 
-/// Whether an identifier may name a module-scope symbol of the module being lexed.
-pub type MayBeSymbol<'f> = &'f dyn Fn(&[u8]) -> bool;
+/// What the compact lexing of a body ([`lex_body`]) asks about the module's
+/// module-scope symbols. The parser's name table answers it, so that the lexer needs
+/// nothing of the parser; a closure answers it too.
+pub trait SymbolFilter {
+    /// Whether identifier `name` may name a module-scope symbol of the module being
+    /// lexed: false only for a name that certainly names none.
+    fn may_be_symbol(&self, name: &[u8]) -> bool;
+}
+
+impl<F: Fn(&[u8]) -> bool> SymbolFilter for F {
+    fn may_be_symbol(&self, name: &[u8]) -> bool {
+        self(name)
+    }
+}
 
 /// Lexes the function body whose `{` is at `lo` (one a [`Bodies::Deferred`] lexing
 /// left out) into `reuse`'s allocations (one walk lexes many bodies; their
@@ -151,7 +166,7 @@ pub fn lex_body(
     src: &[u8],
     lo: usize,
     reuse: Lexed,
-    symbols: Option<MayBeSymbol<'_>>,
+    symbols: Option<&dyn SymbolFilter>,
     skip_definitions: bool,
 ) -> (Lexed, usize) {
     let mut lx = Lexer::reusing(file, src, reuse, Bodies::Compact);
@@ -190,7 +205,7 @@ struct Lexer<'a> {
     /// Brace depth at module scope (bodies lexed compactly are not counted).
     depth: u32,
     /// In a body lexed by [`lex_body`] with it: which operand identifiers to keep.
-    symbols: Option<MayBeSymbol<'a>>,
+    symbols: Option<&'a dyn SymbolFilter>,
     /// In a body lexed by [`lex_body`] with it: plain register declarations and
     /// labels that name no module-scope symbol are skipped without tokens.
     skip_definitions: bool,

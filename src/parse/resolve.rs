@@ -13,7 +13,7 @@ use crate::ir::{
     CallSite, Decl, Decls, FuncDecl, FuncKind, ItemId, ItemKind, Linkage, Locs, Module, RefKind,
     Reference, StateSpace, Symbol, SymbolId, SymbolKind,
 };
-use crate::lex::{lex_body, Lexed, Token, TokenKind};
+use crate::lex::{lex_body, Lexed, SymbolFilter, Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Name → symbol lookup for one module.
@@ -75,6 +75,14 @@ impl<'a> Names<'a> {
             return None;
         }
         self.map.get(name).copied()
+    }
+}
+
+/// What the compact lexing of a deferred body asks: a name no module-scope symbol
+/// has leaves no token.
+impl SymbolFilter for Names<'_> {
+    fn may_be_symbol(&self, name: &[u8]) -> bool {
+        self.get(name).is_some()
     }
 }
 
@@ -143,13 +151,12 @@ impl<'d> DeferredBodies<'d> {
         }
         self.next += 1;
         self.again = None;
-        let may_be_symbol = |name: &[u8]| names.get(name).is_some();
         let (lexed, end) = lex_body(
             file,
             src,
             body.lo as usize,
             std::mem::take(&mut self.lexed),
-            Some(&may_be_symbol),
+            Some(names),
             !body_names && !names.any_percent,
         );
         if !lexed.errors.is_empty() || end != body.hi as usize {

@@ -9,7 +9,7 @@
 //! * [`parse`]: tokens to the [`ir::Module`] IR, with symbols and references;
 //! * [`frontend`]: all inputs in parallel, deterministic results;
 //! * [`link`]: symbol resolution by NVIDIA's rules and the merged module;
-//! * [`write`]: the merged module's rope written to the output, containers, atomic
+//! * [`write`](mod@write): the merged module's rope written to the output, containers, atomic
 //!   output files, and modules written back by splicing source bytes;
 //! * [`diag`]: located diagnostics in lld's shape.
 

@@ -149,62 +149,6 @@ impl Module {
         &self.symbol_names[lo..self.symbol_name_ends[i] as usize]
     }
 
-    /// Fills [`Module::symbol_names`] from `src`, the module's source.
-    pub(crate) fn copy_symbol_names(&mut self, src: &[u8]) {
-        let len = self.symbols.iter().map(|s| s.name.len()).sum();
-        self.symbol_names = Vec::with_capacity(len);
-        self.symbol_name_ends = Vec::with_capacity(self.symbols.len());
-        for s in &self.symbols {
-            self.symbol_names.extend_from_slice(&src[s.name.range()]);
-            self.symbol_name_ends.push(self.symbol_names.len() as u32);
-        }
-    }
-
-    /// Fills [`Module::kept`] from `src`, the module's source.
-    pub(crate) fn keep_text(&mut self, src: &[u8]) {
-        let mut spans: Vec<Span> = self
-            .items
-            .iter()
-            .filter_map(|item| match &item.kind {
-                // A prototype is written from the definition's header. A declaration's
-                // is written only for a function no module defines (a system call),
-                // and then read from the input: copied for every declaration, the
-                // headers of a link of thousands of modules that each declare the same
-                // library functions were most of the kept text.
-                ItemKind::Function(f) if f.body.is_some() => {
-                    Some(Span::new(item.span.lo, f.header_end))
-                }
-                // `.alias` directives are written and their names looked up.
-                ItemKind::Variable(_) | ItemKind::File(_) | ItemKind::Alias { .. } => {
-                    Some(item.span)
-                }
-                _ => None,
-            })
-            .collect();
-        // The `//:` comments, which the layout reads and writes the offloading map
-        // comments of; they may lie inside an item, even inside a kept header.
-        if !self.map_comments.is_empty() {
-            spans.extend_from_slice(&self.map_comments);
-            spans.sort_by_key(|s| (s.lo, std::cmp::Reverse(s.hi)));
-            let mut end = 0;
-            spans.retain(|s| {
-                let inside = s.hi <= end;
-                end = end.max(s.hi);
-                !inside
-            });
-        }
-        // Sized first: growing the copy as it is made copied it again and again.
-        let bytes = spans.iter().map(|s| s.len()).sum();
-        let mut kept = KeptText {
-            text: Vec::with_capacity(bytes),
-            spans: Vec::with_capacity(spans.len()),
-        };
-        for span in spans {
-            kept.keep(src, span);
-        }
-        self.kept = kept;
-    }
-
     /// For each item, the function or kernel it defines (by index; `None` for
     /// items that define none). An array, not a map: the symbol table and the
     /// layout ask it for every item of every module.

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 
 use super::cursor::Cursor;
 use super::items::{loc_args, pragma};
-use super::resolve::Names;
+use super::names::Names;
 use crate::diag::Diagnostic;
 use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,

@@ -6,8 +6,11 @@
 mod body;
 mod cursor;
 mod decl;
+mod deferred;
 mod expr;
+mod finish;
 mod items;
+mod names;
 mod resolve;
 
 pub(crate) use expr::is_binop;
@@ -16,7 +19,7 @@ pub use cursor::parse_int;
 pub use items::parse_arch;
 
 use crate::diag::Diagnostic;
-use crate::ir::{Header, ItemId, Locs, Module};
+use crate::ir::{Header, Locs, Module};
 use crate::lex;
 use crate::source::FileId;
 
@@ -150,17 +153,14 @@ fn parse_lexed(
         uses_textures: false,
         file_directives: Vec::new(),
     };
-    let mut bodies = resolve::DeferredBodies::new(deferred);
+    let mut bodies = deferred::DeferredBodies::new(deferred);
     bodies.split = split;
     resolve::resolve(&mut module, src, &mut diagnostics, &mut bodies);
     if !bodies.map_comments.is_empty() {
         module.map_comments.append(&mut bodies.map_comments);
         module.map_comments.sort_by_key(|c| c.lo);
     }
-    module.copy_symbol_names(src);
-    module.keep_text(src);
-    module.aggregate_param_functions = aggregate_param_functions(&module);
-    (module.uses_textures, module.file_directives) = textures_and_files(&module);
+    finish::finish(&mut module, src);
     check_header_order(&module, &mut diagnostics);
     // The module lives until the link ends: give back growth slack.
     module.items.shrink_to_fit();
@@ -222,43 +222,6 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
         ),
         _ => {}
     }
-}
-
-/// [`Module::uses_textures`] and [`Module::file_directives`], in one pass over the
-/// items.
-fn textures_and_files(m: &Module) -> (bool, Vec<ItemId>) {
-    let mut textures = false;
-    let mut files = Vec::new();
-    for (i, item) in m.items.iter().enumerate() {
-        match &item.kind {
-            crate::ir::ItemKind::File(_) => files.push(ItemId(i as u32)),
-            crate::ir::ItemKind::Variable(v) => textures |= v.spec.ty.is_opaque(),
-            crate::ir::ItemKind::Function(f) => {
-                let params = f.signature.params().unwrap_or_default();
-                textures |= params.iter().any(|p| p.spec.ty.is_opaque());
-            }
-            _ => {}
-        }
-    }
-    (textures, files)
-}
-
-/// The functions defined in `m` with an aggregate parameter or return value.
-fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
-    m.symbols_with_ids()
-        .filter(|(_, s)| s.kind == crate::ir::SymbolKind::Function)
-        .filter(|(_, s)| {
-            s.definition().is_some_and(|d| match &m.item(d.item).kind {
-                crate::ir::ItemKind::Function(f) => f
-                    .signature
-                    .all()
-                    .iter()
-                    .any(|p| p.spec.align.is_some() && p.is_array()),
-                _ => false,
-            })
-        })
-        .map(|(id, _)| id)
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The fatbin container's format, and reading its entries (the writer is
-//! [`crate::write::fatbin`]'s). Byte layout: ../shared/reference/fatbin-format.md
+//! `write::fatbin`'s). Byte layout: ../shared/reference/fatbin-format.md
 //! (verified against NVIDIA's `fatbinary` 13.5 and libnvfatbin 12.9); summarised in
 //! docs/containers.md.
 

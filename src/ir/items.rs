@@ -383,29 +383,4 @@ mod tests {
         let open = Param::new(spec, span, vec![None], span);
         assert!(open.is_array() && open.element_count().is_none());
     }
-
-    /// A signature tells a list not written from an empty one, for returns and
-    /// parameters alike, with both lists in one array.
-    #[test]
-    fn signature_lists_written_or_not() {
-        let src = b".func (.param .b32 r) f (.param .b64 a, .param .b64 b);";
-        let parsed = crate::parse::parse_module(crate::source::FileId(0), src);
-        let ItemKind::Function(f) = &parsed.module.items[0].kind else {
-            panic!("{:?}", parsed.module.items);
-        };
-        let names = |ps: Option<&[Param]>| {
-            ps.map(|ps| ps.iter().map(|p| &src[p.name.range()]).collect::<Vec<_>>())
-        };
-        let sig = &f.signature;
-        assert_eq!(names(sig.returns()), Some(vec![&b"r"[..]]));
-        assert_eq!(names(sig.params()), Some(vec![&b"a"[..], b"b"]));
-        assert_eq!(sig.all().len(), 3);
-        let none = Signature::new(None, Some(Vec::new()));
-        assert_eq!((none.returns(), none.params()), (None, Some(&[][..])));
-        let empty = Signature::new(Some(Vec::new()), None);
-        assert_eq!((empty.returns(), empty.params()), (Some(&[][..]), None));
-        let both = Signature::new(Some(sig.returns().unwrap().to_vec()), None);
-        assert_eq!(names(both.returns()), Some(vec![&b"r"[..]]));
-        assert!(both.params().is_none() && both.all().len() == 1);
-    }
 }

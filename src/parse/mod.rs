@@ -308,4 +308,29 @@ mod tests {
             );
         }
     }
+
+    /// A signature tells a list not written from an empty one, for returns and
+    /// parameters alike, with both lists in one array.
+    #[test]
+    fn signature_lists_written_or_not() {
+        let src = b".func (.param .b32 r) f (.param .b64 a, .param .b64 b);";
+        let parsed = parse_module(FileId(0), src);
+        let crate::ir::ItemKind::Function(f) = &parsed.module.items[0].kind else {
+            panic!("{:?}", parsed.module.items);
+        };
+        let names = |ps: Option<&[crate::ir::Param]>| {
+            ps.map(|ps| ps.iter().map(|p| &src[p.name.range()]).collect::<Vec<_>>())
+        };
+        let sig = &f.signature;
+        assert_eq!(names(sig.returns()), Some(vec![&b"r"[..]]));
+        assert_eq!(names(sig.params()), Some(vec![&b"a"[..], b"b"]));
+        assert_eq!(sig.all().len(), 3);
+        let none = crate::ir::Signature::new(None, Some(Vec::new()));
+        assert_eq!((none.returns(), none.params()), (None, Some(&[][..])));
+        let empty = crate::ir::Signature::new(Some(Vec::new()), None);
+        assert_eq!((empty.returns(), empty.params()), (Some(&[][..]), None));
+        let both = crate::ir::Signature::new(Some(sig.returns().unwrap().to_vec()), None);
+        assert_eq!(names(both.returns()), Some(vec![&b"r"[..]]));
+        assert!(both.params().is_none() && both.all().len() == 1);
+    }
 }

@@ -1,5 +1,19 @@
 //! The output pipeline: the merged module as a rope written to the output file,
 //! containers around it, atomic output files, and modules written back by splicing.
+//! (What the merged module is made of, its layout and splicing, is `link/write.rs`'s.)
+//!
+//! The files of this module, one job each:
+//!
+//! * [`rope`]: the output as ranges of the inputs and new text, and writing it;
+//! * `assemble.rs`: the output in chunks read from the inputs ahead of the writer;
+//! * [`output`]: output files replaced atomically, special files written in place;
+//! * `temporary.rs`: the temporaries they are written to, and sweeping leftovers;
+//! * [`fatbin`], [`elf`]: the containers written around the merged PTX;
+//! * [`emit`]: one module written back with renamed symbols.
+//!
+//! Every system call that writes an output is made here. The one that also reads an
+//! input, `copy_file_range`, is made by the input it copies from
+//! ([`crate::input::Bytes::copy_to`]).
 
 mod assemble;
 pub mod elf;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use divan::counter::BytesCount;
 use divan::Bencher;
-use ptxld::lexer::lex;
+use ptxld::lex::lex;
 use ptxld::parse::{parse_module, parse_module_deferred};
 use ptxld::source::FileId;
 

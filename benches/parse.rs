@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ptxld::emit::write_module;
 use ptxld::input::Bytes;
 use ptxld::ir::{Linkage, Module};
 use ptxld::parse::parse_module;
 use ptxld::source::{FileId, SourceFile};
+use ptxld::write::emit::write_module;
 
 #[path = "../tests/it/support/huge_module.rs"]
 mod huge_module;

@@ -19,8 +19,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::container::Emit;
 use crate::driver::{self, Failure, InputSpec, Job};
+use crate::write::Emit;
 
 /// A link configured from a build script.
 #[derive(Clone, Debug)]

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use crate::container::fatbin;
-use crate::container::input::{extract, Target};
 use crate::diag::{Code, Diagnostic, Diagnostics};
+use crate::input::container::{extract, Target};
+use crate::input::fatbin;
 use crate::input::{read_path, Bytes};
 use crate::ir::Module;
-use crate::lexer::Token;
+use crate::lex::Token;
 use crate::parse::{parse_module, parse_module_deferred, Parsed};
 use crate::source::{FileId, SourceFile, SourceMap};
 
@@ -221,7 +221,7 @@ pub(crate) fn container_choices(units: &[Unit], target: Option<Target>) -> Vec<O
         .par_iter()
         .map(|u| {
             let head = u.bytes.head();
-            let container = fatbin::is_fatbin(head) || crate::container::elf::is_elf(head);
+            let container = fatbin::is_fatbin(head) || crate::input::container::is_elf(head);
             container
                 .then(|| extract(u.bytes.as_slice(), target))
                 .flatten()
@@ -243,7 +243,7 @@ fn load_units(
         .into_par_iter()
         .map(|u| {
             let head = u.bytes.head();
-            let container = fatbin::is_fatbin(head) || crate::container::elf::is_elf(head);
+            let container = fatbin::is_fatbin(head) || crate::input::container::is_elf(head);
             let r = match container
                 .then(|| extract(u.bytes.as_slice(), target))
                 .flatten()

@@ -1,5 +1,5 @@
 //! Links PTX from three producers plus libdevice at build time.
-use ptxld::container::Emit;
+use ptxld::write::Emit;
 
 fn main() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");

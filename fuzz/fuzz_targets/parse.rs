@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ptxld::emit::write_module;
+use ptxld::write::emit::write_module;
 use ptxld::input::Bytes;
 use ptxld::parse::{parse_module, parse_module_deferred, Parsed};
 use ptxld::source::{FileId, SourceFile, SourceMap};

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::container::Emit;
+use crate::write::Emit;
 
 /// One command-line input item, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,7 +110,7 @@ impl Job {
     }
 }
 
-/// An input held in memory, for [`link_in_memory`].
+/// An input held in memory, for [`link_in_memory`](super::link_in_memory).
 #[derive(Clone, Debug)]
 pub struct MemoryInput {
     /// The name used in messages.

@@ -3,9 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::container::elf::write_host_object;
-use crate::container::fatbin::{self, PtxEntry};
-use crate::container::Emit;
 use crate::diag::{CheckReport, Code, Diagnostic, Diagnostics, Report, Severity};
 use crate::explain;
 use crate::frontend::container_choices;
@@ -19,6 +16,9 @@ use crate::parse::parse_arch;
 use crate::select::{needs, select, Needs};
 use crate::source::SourceMap;
 use crate::timing::Stopwatch;
+use crate::write::elf::write_host_object;
+use crate::write::fatbin::{self, PtxEntry};
+use crate::write::Emit;
 
 use super::*;
 
@@ -199,7 +199,7 @@ pub(super) fn link_targets(
 pub(super) fn target_groups(plan: &Plan, archs: &[Option<&str>]) -> Vec<Vec<usize>> {
     let has_containers = plan.units.iter().any(|u| {
         let head = u.bytes.head();
-        crate::container::fatbin::is_fatbin(head) || crate::container::elf::is_elf(head)
+        crate::input::fatbin::is_fatbin(head) || crate::input::container::is_elf(head)
     });
     if archs.len() < 2 || !has_containers {
         return vec![(0..archs.len()).collect()];

@@ -88,7 +88,7 @@ pub(super) fn check_standard_output(job: &Job) -> Result<(), Failure> {
 /// the same new name in the same directory). Called once the inputs are read and
 /// before anything is written.
 pub(super) fn check_destinations(job: &Job, stamps: &[Stamp]) -> Result<(), Failure> {
-    use crate::output::Destination;
+    use crate::write::output::Destination;
     let mut written: Vec<(String, Destination)> = Vec::new();
     let output = if job.output == Path::new("-") {
         "standard output (-o -)".to_string()
@@ -169,7 +169,7 @@ pub(super) fn write_outputs(
     o: &mut Outcome,
     dep: Option<Vec<u8>>,
 ) -> Result<(), Failure> {
-    use crate::output::OutputFile;
+    use crate::write::output::OutputFile;
     let t = Stopwatch::start();
     // Whether an input changed: one `stat` per input (thousands in a large link);
     // the first changed input in command-line order is the one reported, and it

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::archive;
 use crate::diag::{Code, Diagnostic, Report};
 use crate::frontend::Unit;
+use crate::input::archive;
 use crate::input::{
     file_key, open_path, read_opened, read_path_and_metadata, Bytes, FileKey, InputError, Opened,
 };

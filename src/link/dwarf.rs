@@ -31,7 +31,7 @@ use crate::source::Span;
 
 use self::block::{Block, Value};
 use super::inputs::Inputs;
-use super::rope::Rope;
+use crate::write::rope::Rope;
 
 /// Why a module's debug data is dropped: where, and what is not supported.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -28,7 +28,7 @@ pub(crate) mod inputs;
 pub(crate) mod names;
 pub(crate) mod report;
 pub(crate) mod resolve;
-pub mod rope;
+pub use crate::write::rope;
 mod shards;
 mod variables;
 mod write;

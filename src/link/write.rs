@@ -21,7 +21,7 @@ use super::inputs::Inputs;
 use super::inputs::ModSym;
 use super::names::Names;
 use super::resolve::{find_symbol, Resolution};
-use super::rope::Rope;
+use crate::write::rope::Rope;
 
 /// A substitution: replace the bytes of `span` (possibly empty: an insertion). A
 /// renamed symbol's new name is borrowed from the resolution (every reference to it

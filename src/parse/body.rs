@@ -11,13 +11,13 @@ use rustc_hash::FxHashMap;
 
 use super::cursor::Cursor;
 use super::items::{loc_args, pragma};
-use super::resolve::Names;
+use super::names::Names;
 use crate::diag::Diagnostic;
 use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
     SymbolId,
 };
-use crate::lexer::{Token, TokenKind};
+use crate::lex::{Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Names defined inside bodies (labels, function-scope variables), for debug sections

@@ -1,7 +1,7 @@
 //! A cursor over one module's tokens, with the small helpers every parser phase uses.
 
 use crate::diag::{Code, Diagnostic};
-use crate::lexer::{Token, TokenKind};
+use crate::lex::{Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Marker for "a diagnostic was already reported; recover".

@@ -5,7 +5,7 @@ use super::expr::initializer;
 use crate::ir::{
     element_bytes, known_size, Declarator, Param, ParamSpec, PtrAttr, StateSpace, Type, TypeSpec,
 };
-use crate::lexer::TokenKind;
+use crate::lex::TokenKind;
 use crate::source::Span;
 
 /// The largest `.align` ptxas accepts (12.9; `.align 4294967296` is "Constant

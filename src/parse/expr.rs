@@ -5,7 +5,7 @@
 
 use super::cursor::{Cursor, PResult};
 use crate::ir::{Initializer, Type};
-use crate::lexer::TokenKind;
+use crate::lex::TokenKind;
 use crate::source::Span;
 
 /// Parses an initializer after `=`: a constant expression or a `{ ... }` list.

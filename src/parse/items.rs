@@ -7,7 +7,7 @@ use crate::ir::{
     Arch, Body, FileDirective, FuncDecl, FuncDirective, FuncKind, Header, Item, ItemKind, Linkage,
     Locs, Param, Section, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl, Version,
 };
-use crate::lexer::TokenKind;
+use crate::lex::TokenKind;
 use crate::source::Span;
 
 /// Parses every module-scope item. Never fails: unparsable stretches become

@@ -6,8 +6,11 @@
 mod body;
 mod cursor;
 mod decl;
+mod deferred;
 mod expr;
+mod finish;
 mod items;
+mod names;
 mod resolve;
 
 pub(crate) use expr::is_binop;
@@ -16,8 +19,8 @@ pub use cursor::parse_int;
 pub use items::parse_arch;
 
 use crate::diag::{Code, Diagnostic};
-use crate::ir::{Header, ItemId, Locs, Module};
-use crate::lexer;
+use crate::ir::{Header, Locs, Module};
+use crate::lex;
 use crate::source::FileId;
 
 /// A parsed module and the diagnostics found while parsing it (sorted by position).
@@ -33,20 +36,20 @@ pub fn parse_module(file: FileId, src: &[u8]) -> Parsed {
     parse_module_into(file, src, Vec::new())
 }
 
-/// Like [`parse_module`], lexing into `tokens`' allocation (see [`lexer::lex_into`]);
+/// Like [`parse_module`], lexing into `tokens`' allocation (see [`lex::lex_into`]);
 /// the module's `tokens` can be handed back for the next file.
-pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
+pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lex::Token>) -> Parsed {
     assert!(
         src.len() as u64 <= crate::input::MAX_INPUT_LEN,
         "inputs are length-checked when loaded"
     );
-    parse_lexed(file, src, lexer::lex_into(file, src, tokens), &[], 0).0
+    parse_lexed(file, src, lex::lex_into(file, src, tokens), &[], 0).0
 }
 
 /// Like [`parse_module_into`], for consumers that release the tokens right after
 /// parsing (the linker). Function bodies are skipped when the module is lexed and
 /// lexed one at a time, compactly, when they are walked
-/// ([`lexer::Bodies::Deferred`]): the token array holds only the declarations, and
+/// ([`lex::Bodies::Deferred`]): the token array holds only the declarations, and
 /// the front end takes about half the time. The module is the same as
 /// [`parse_module_into`]'s except for its tokens and token ranges; where that cannot
 /// be shown cheaply (any diagnostic, a skipped `{` the parser did not take as a body,
@@ -55,7 +58,7 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) ->
 ///
 /// A module of [`SPLIT_MIN`] bytes or more has its bodies walked in parallel, in
 /// groups of about [`SPLIT_BYTES`]; the module is the same.
-pub fn parse_module_deferred(file: FileId, src: &[u8], tokens: Vec<lexer::Token>) -> Parsed {
+pub fn parse_module_deferred(file: FileId, src: &[u8], tokens: Vec<lex::Token>) -> Parsed {
     let split = if src.len() >= SPLIT_MIN {
         SPLIT_BYTES
     } else {
@@ -75,8 +78,8 @@ pub const SPLIT_BYTES: usize = 4 << 20;
 
 /// [`parse_module_deferred`] with the bodies walked in groups of `split` bytes
 /// (`0`: in one walk).
-fn parse_deferred(file: FileId, src: &[u8], tokens: Vec<lexer::Token>, split: usize) -> Parsed {
-    let mut lexed = lexer::lex_bodies_into(file, src, tokens, lexer::Bodies::Deferred);
+fn parse_deferred(file: FileId, src: &[u8], tokens: Vec<lex::Token>, split: usize) -> Parsed {
+    let mut lexed = lex::lex_bodies_into(file, src, tokens, lex::Bodies::Deferred);
     let deferred = std::mem::take(&mut lexed.compacted);
     let (parsed, exact) = parse_lexed(file, src, lexed, &deferred, split);
     if deferred.is_empty()
@@ -115,7 +118,7 @@ fn declares_percent_name(m: &Module, src: &[u8]) -> bool {
 fn parse_lexed(
     file: FileId,
     src: &[u8],
-    lexed: lexer::Lexed,
+    lexed: lex::Lexed,
     deferred: &[u32],
     split: usize,
 ) -> (Parsed, bool) {
@@ -150,17 +153,14 @@ fn parse_lexed(
         uses_textures: false,
         file_directives: Vec::new(),
     };
-    let mut bodies = resolve::DeferredBodies::new(deferred);
+    let mut bodies = deferred::DeferredBodies::new(deferred);
     bodies.split = split;
     resolve::resolve(&mut module, src, &mut diagnostics, &mut bodies);
     if !bodies.map_comments.is_empty() {
         module.map_comments.append(&mut bodies.map_comments);
         module.map_comments.sort_by_key(|c| c.lo);
     }
-    module.copy_symbol_names(src);
-    module.keep_text(src);
-    module.aggregate_param_functions = aggregate_param_functions(&module);
-    (module.uses_textures, module.file_directives) = textures_and_files(&module);
+    finish::finish(&mut module, src);
     check_header_order(&module, &mut diagnostics);
     // The module lives until the link ends: give back growth slack.
     module.items.shrink_to_fit();
@@ -229,43 +229,6 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
         ),
         _ => {}
     }
-}
-
-/// [`Module::uses_textures`] and [`Module::file_directives`], in one pass over the
-/// items.
-fn textures_and_files(m: &Module) -> (bool, Vec<ItemId>) {
-    let mut textures = false;
-    let mut files = Vec::new();
-    for (i, item) in m.items.iter().enumerate() {
-        match &item.kind {
-            crate::ir::ItemKind::File(_) => files.push(ItemId(i as u32)),
-            crate::ir::ItemKind::Variable(v) => textures |= v.spec.ty.is_opaque(),
-            crate::ir::ItemKind::Function(f) => {
-                let params = f.signature.params().unwrap_or_default();
-                textures |= params.iter().any(|p| p.spec.ty.is_opaque());
-            }
-            _ => {}
-        }
-    }
-    (textures, files)
-}
-
-/// The functions defined in `m` with an aggregate parameter or return value.
-fn aggregate_param_functions(m: &Module) -> Vec<crate::ir::SymbolId> {
-    m.symbols_with_ids()
-        .filter(|(_, s)| s.kind == crate::ir::SymbolKind::Function)
-        .filter(|(_, s)| {
-            s.definition().is_some_and(|d| match &m.item(d.item).kind {
-                crate::ir::ItemKind::Function(f) => f
-                    .signature
-                    .all()
-                    .iter()
-                    .any(|p| p.spec.align.is_some() && p.is_array()),
-                _ => false,
-            })
-        })
-        .map(|(id, _)| id)
-        .collect()
 }
 
 #[cfg(test)]
@@ -351,5 +314,30 @@ mod tests {
                 [".extern .func g();", ".visible .global .u32 v;"]
             );
         }
+    }
+
+    /// A signature tells a list not written from an empty one, for returns and
+    /// parameters alike, with both lists in one array.
+    #[test]
+    fn signature_lists_written_or_not() {
+        let src = b".func (.param .b32 r) f (.param .b64 a, .param .b64 b);";
+        let parsed = parse_module(FileId(0), src);
+        let crate::ir::ItemKind::Function(f) = &parsed.module.items[0].kind else {
+            panic!("{:?}", parsed.module.items);
+        };
+        let names = |ps: Option<&[crate::ir::Param]>| {
+            ps.map(|ps| ps.iter().map(|p| &src[p.name.range()]).collect::<Vec<_>>())
+        };
+        let sig = &f.signature;
+        assert_eq!(names(sig.returns()), Some(vec![&b"r"[..]]));
+        assert_eq!(names(sig.params()), Some(vec![&b"a"[..], b"b"]));
+        assert_eq!(sig.all().len(), 3);
+        let none = crate::ir::Signature::new(None, Some(Vec::new()));
+        assert_eq!((none.returns(), none.params()), (None, Some(&[][..])));
+        let empty = crate::ir::Signature::new(Some(Vec::new()), None);
+        assert_eq!((empty.returns(), empty.params()), (Some(&[][..]), None));
+        let both = crate::ir::Signature::new(Some(sig.returns().unwrap().to_vec()), None);
+        assert_eq!(names(both.returns()), Some(vec![&b"r"[..]]));
+        assert!(both.params().is_none() && both.all().len() == 1);
     }
 }

@@ -10,9 +10,9 @@ use anyhow::anyhow;
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 
-use ptxld::container::Emit;
 use ptxld::driver::{InputSpec, Job};
 use ptxld::link::header::parse_version;
+use ptxld::write::Emit;
 
 use crate::cli::{self, spelling, Modes, ALONE, CHECK, INPUTS, LINK, OPTIONS, PARSE};
 use crate::rsp;

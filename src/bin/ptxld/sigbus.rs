@@ -40,7 +40,7 @@ fn on_sigbus(info: &siginfo_t) {
             write_all(name.to_bytes());
             write_all(ptxld::input::CHANGED.as_bytes());
             write_all(b"\n");
-            ptxld::output::remove_temporaries();
+            ptxld::write::output::remove_temporaries();
             // SAFETY: ends the process at once, running nothing else of it.
             unsafe { libc::_exit(1) };
         }

@@ -7,7 +7,7 @@
 //! with an optional `+N`/`-N`, or labels and symbols with `+`/`-` and integers. Any
 //! other value (floats, strings, `*`, parentheses) is reported as unsupported.
 
-use crate::lexer::{self, Token, TokenKind};
+use crate::lex::{self as lexer, Token, TokenKind};
 use crate::parse::parse_int;
 use crate::source::{FileId, Span};
 

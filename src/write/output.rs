@@ -17,109 +17,13 @@
 //!   removes it: a temporary whose lock is free (its writer is gone) and which has
 //!   not been written for [`STALE_AFTER`] is a leftover.
 
-use std::ffi::{c_char, CStr, CString, OsStr};
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::time::Duration;
 
+pub use super::temporary::{remove_temporaries, STALE_AFTER};
+use super::temporary::{temporary, Temporary};
 use crate::input::{file_key, FileKey};
-
-/// How many temporaries can be registered for [`remove_temporaries`] at once. A
-/// link writes three at most (output, link map, dependency file); library users may
-/// run links on several threads. A temporary that finds no free slot is written all
-/// the same, and if a signal then stops the process, the next link sweeps it.
-const SLOTS: usize = 64;
-
-/// The paths of the temporaries being written, each a `CString` leaked into its slot
-/// (null when free). A fixed array of atomic pointers, so that
-/// [`remove_temporaries`] needs neither a lock nor an allocation.
-static TEMPORARIES: [AtomicPtr<c_char>; SLOTS] =
-    [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
-
-/// Removes every temporary output file still being written (the command line calls
-/// it when SIGINT, SIGTERM or SIGHUP stop a link).
-///
-/// Async-signal-safe: it may be called from a signal handler, at any point of any
-/// thread. It takes no lock and allocates nothing: each registered path is taken
-/// out of its slot with one atomic swap (so a path is removed once, and never freed
-/// while this reads it) and removed with `unlink`. The paths' memory is not freed;
-/// the process is expected to end.
-pub fn remove_temporaries() {
-    for slot in &TEMPORARIES {
-        let p = slot.swap(std::ptr::null_mut(), Ordering::AcqRel);
-        if !p.is_null() {
-            // SAFETY: a non-null slot holds a pointer from `CString::into_raw`
-            // (see `Registration::new`), and the swap made this call its only owner:
-            // `Registration::drop` frees it only if it takes it out of the slot.
-            let path = unsafe { CStr::from_ptr(p) };
-            unlink(path);
-        }
-    }
-}
-
-#[cfg(unix)]
-fn unlink(path: &CStr) {
-    // A plain `unlink` system call: `&CStr` is passed as is, without a copy.
-    let _ = rustix::fs::unlink(path);
-}
-
-#[cfg(not(unix))]
-fn unlink(path: &CStr) {
-    if let Ok(p) = path.to_str() {
-        let _ = fs::remove_file(p);
-    }
-}
-
-/// A temporary's slot in [`TEMPORARIES`]; dropping it frees the slot.
-struct Registration {
-    /// The slot and the pointer put there.
-    slot: Option<(usize, *mut c_char)>,
-}
-
-impl Registration {
-    fn new(path: &Path) -> Registration {
-        let Some(c) = crate::path_bytes::c_string(path.as_os_str()) else {
-            return Registration { slot: None };
-        };
-        let p = c.into_raw();
-        for (i, slot) in TEMPORARIES.iter().enumerate() {
-            let taken =
-                slot.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Relaxed);
-            if taken.is_ok() {
-                return Registration { slot: Some((i, p)) };
-            }
-        }
-        // SAFETY: `p` comes from `into_raw` above and was never published.
-        drop(unsafe { CString::from_raw(p) });
-        Registration { slot: None }
-    }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        if let Some((i, p)) = self.slot {
-            let freed = TEMPORARIES[i].compare_exchange(
-                p,
-                std::ptr::null_mut(),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            );
-            if freed.is_ok() {
-                // SAFETY: taken back out of the slot, so no one else holds it; it
-                // came from `CString::into_raw`.
-                drop(unsafe { CString::from_raw(p) });
-            }
-        }
-    }
-}
-
-/// How long a temporary whose lock is free must have gone unwritten before a link
-/// of the same output removes it as a leftover. Its writer locks it right after
-/// creating it, so an unlocked temporary this old has lost its writer; the margin
-/// covers the moment between the two.
-pub const STALE_AFTER: Duration = Duration::from_secs(10);
 
 /// A file being written: standard output, an existing special file written in place,
 /// or a temporary to be renamed into place by [`OutputFile::commit`]. Dropped without
@@ -133,15 +37,6 @@ enum Kind {
     Stdout,
     InPlace(fs::File),
     Temporary(Temporary),
-}
-
-struct Temporary {
-    /// Taken by [`OutputFile::commit`]; otherwise dropped, which removes the file.
-    /// Declared before `_registration`, so dropped first: the path stays registered
-    /// for a signal handler until the file is gone (removing it twice is harmless,
-    /// leaving it is not).
-    file: Option<tempfile::NamedTempFile>,
-    _registration: Registration,
 }
 
 impl OutputFile {
@@ -226,124 +121,6 @@ fn special(path: &Path) -> io::Result<Option<fs::File>> {
     }
 }
 
-/// A new temporary file for `path`, in its directory: `.NAME.ptxld-PID-RANDOM.tmp`,
-/// created exclusively, with the permissions of a file created normally (0666 less
-/// the umask), locked, and registered for [`remove_temporaries`].
-fn temporary(path: &Path) -> io::Result<Temporary> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
-    })?;
-    let prefix = temporary_prefix(name);
-    sweep(dir, &prefix);
-    let mut pid_prefix = prefix;
-    pid_prefix.push(format!("{}-", std::process::id()));
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&pid_prefix).suffix(".tmp").rand_bytes(6);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    let file = builder.tempfile_in(dir)?;
-    let registration = Registration::new(file.path());
-    lock(file.as_file());
-    Ok(Temporary {
-        file: Some(file),
-        _registration: registration,
-    })
-}
-
-/// `.NAME.ptxld-`: how the temporaries of output `NAME` begin (`.ptxld-` is what
-/// tests and sweeping look for).
-fn temporary_prefix(name: &OsStr) -> std::ffi::OsString {
-    let mut p = std::ffi::OsString::from(".");
-    p.push(name);
-    p.push(".ptxld-");
-    p
-}
-
-/// Holds an exclusive lock on a temporary while it is written: the sign for other
-/// links that its writer is alive. Another link's sweep holds the lock of a live
-/// temporary only for a moment (to look at its age), so a few tries get it; if
-/// something else keeps it, the temporary is protected from sweeping all the same.
-#[cfg(unix)]
-fn lock(file: &fs::File) {
-    use rustix::fs::{flock, FlockOperation};
-    for _ in 0..100 {
-        match flock(file, FlockOperation::NonBlockingLockExclusive) {
-            Err(rustix::io::Errno::WOULDBLOCK) => std::thread::sleep(Duration::from_millis(1)),
-            // Locked, or a file system without locks.
-            _ => return,
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn lock(_: &fs::File) {}
-
-/// Removes from `dir` the leftover temporaries of the output whose temporaries begin
-/// with `prefix` (see [`temporary_prefix`]), also those of older ptxld versions
-/// (`.NAME.ptxld-PID.tmp`): a regular file of this user, whose lock can be taken
-/// (its writer is gone) and which has not been written for [`STALE_AFTER`].
-///
-/// Only the output's own temporaries: a link takes responsibility for the file it
-/// replaces, not for the rest of a directory it shares with other builds, and each
-/// output's next link sweeps that output's leftovers. The directory is read once,
-/// which costs what listing it costs.
-#[cfg(unix)]
-fn sweep(dir: &Path, prefix: &OsStr) {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let prefix = prefix.as_bytes();
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let n = name.as_bytes();
-        if n.len() > prefix.len() && n.starts_with(prefix) && n.ends_with(b".tmp") {
-            let _ = remove_if_stale(&e.path());
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn sweep(_: &Path, _: &OsStr) {}
-
-/// Removes the temporary at `path` if it is a leftover (see [`sweep`]).
-#[cfg(unix)]
-fn remove_if_stale(path: &Path) -> io::Result<()> {
-    use rustix::fs::{flock, open, FlockOperation, Mode, OFlags};
-    use std::os::unix::fs::MetadataExt;
-    // A device is never opened (opening some has effects), nor anything else that is
-    // not a regular file; should one take the name meanwhile, the open below neither
-    // follows a symbolic link nor waits for a FIFO's writer.
-    if !fs::symlink_metadata(path)?.is_file() {
-        return Ok(());
-    }
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let file = fs::File::from(open(path, flags | OFlags::CLOEXEC, Mode::empty())?);
-    let meta = file.metadata()?;
-    if !meta.is_file() || meta.uid() != rustix::process::geteuid().as_raw() {
-        return Ok(());
-    }
-    // Fails while a live writer holds it.
-    flock(&file, FlockOperation::NonBlockingLockExclusive)?;
-    let idle = meta.modified()?.elapsed().unwrap_or_default();
-    if idle < STALE_AFTER {
-        return Ok(());
-    }
-    // The name must still be the file locked here, not one created since.
-    let now = fs::symlink_metadata(path)?;
-    if (now.dev(), now.ino()) == (meta.dev(), meta.ino()) {
-        fs::remove_file(path)?;
-    }
-    Ok(())
-}
-
 /// Writes `bytes` to `path` through a temporary file in the same directory and a
 /// rename (or in place for special files, see [`OutputFile::create`]). `-` writes
 /// to standard output.
@@ -374,13 +151,10 @@ pub fn write_atomic_with(path: &Path, write: &mut WriteOutput<'_>) -> io::Result
 pub fn reserve(file: &fs::File, len: u64) {
     #[cfg(target_os = "linux")]
     {
-        use std::os::fd::AsRawFd;
-        let fd = file.as_raw_fd();
-        // SAFETY: plain system calls on an open descriptor.
-        unsafe {
-            let at = libc::lseek(fd, 0, libc::SEEK_CUR);
-            if at >= 0 && len > 0 && len <= i64::MAX as u64 {
-                let _ = libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, at, len as libc::off_t);
+        use rustix::fs::{fallocate, seek, FallocateFlags, SeekFrom};
+        if let Ok(at) = seek(file, SeekFrom::Current(0)) {
+            if len > 0 && len <= i64::MAX as u64 {
+                let _ = fallocate(file, FallocateFlags::KEEP_SIZE, at, len);
             }
         }
     }

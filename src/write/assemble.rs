@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{ModuleText, Piece, Rope, COPY_MIN};
+use super::rope::{ModuleText, Piece, Rope, COPY_MIN};
 use crate::input::MAX_PARTS;
 
 /// About how many bytes one chunk holds. Writes of 128 KB to 1 MB get large
@@ -526,7 +526,7 @@ mod tests {
     use super::*;
     use crate::input::Bytes;
     use crate::ir::KeptText;
-    use crate::link::rope::Text;
+    use crate::write::rope::Text;
     use std::sync::atomic::AtomicUsize;
 
     static NOTHING_KEPT: KeptText = KeptText {

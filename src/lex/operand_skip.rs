@@ -416,7 +416,7 @@ mod tests {
     /// several blocks.
     fn texts(rounds: usize, max_len: u64) -> Vec<Vec<u8>> {
         let alphabet = b"aZ_$09%.;,[]{}/ \t\n\r\x0b\x0c:\"+-!@x\x80\x00";
-        let mut rand = crate::lexer::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut rand = crate::lex::xorshift(0x9e37_79b9_7f4a_7c15);
         (0..rounds)
             .map(|round| {
                 let len = 2 + (rand() % max_len) as usize;

@@ -11,7 +11,7 @@
 /// tests the same bytes).
 #[inline]
 fn is_ws(b: u8) -> bool {
-    super::is(b, super::WS)
+    super::class::is(b, super::class::WS)
 }
 
 /// The first position at or after `pos` whose byte is not whitespace, or `src.len()`.

@@ -12,16 +12,14 @@
 //! chunks of output just before writing them, and reuses the chunks' buffers
 //! (`assemble`; docs/performance.md).
 
-mod assemble;
-
 use std::fs::File;
 use std::io::{self, Write};
 
+#[cfg(test)]
+use super::assemble::Assembler;
+use super::assemble::{self, Chunk};
 use crate::input::Bytes;
 use crate::ir::KeptText;
-#[cfg(test)]
-use assemble::Assembler;
-use assemble::Chunk;
 
 /// Pieces whose source is [`Rope::arena`] rather than an input module.
 const ARENA: u32 = u32::MAX;
@@ -66,7 +64,7 @@ impl<'a> Text<'a> {
 /// kernel (`copy_file_range`), shorter ones are read and written with the rest: a
 /// copy costs a system call, and below this size reading the bytes into a chunk
 /// (`assemble`) and one write are cheaper (docs/performance.md).
-const COPY_MIN: u32 = 64 << 10;
+pub(super) const COPY_MIN: u32 = 64 << 10;
 
 /// The longest appended chunk whose first piece may join the rope's last piece
 /// ([`Rope::append`]).
@@ -74,13 +72,13 @@ const JOIN_MOVES_AT_MOST: usize = 4096;
 
 /// One run of output bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Piece {
+pub(super) struct Piece {
     /// The module whose source holds the bytes, or [`ARENA`].
-    src: u32,
+    pub(super) src: u32,
     /// Length in bytes.
-    len: u32,
+    pub(super) len: u32,
     /// Offset of the first byte in that source.
-    lo: u64,
+    pub(super) lo: u64,
 }
 
 /// The pieces of a rope, in order, in chunks: a rope appended to another keeps its
@@ -89,8 +87,8 @@ struct Piece {
 /// they were copied into was 16 MB of memory touched for the first time at x4
 /// (docs/performance.md). No chunk is empty.
 #[derive(Clone, Debug, Default)]
-struct Pieces {
-    chunks: Vec<Vec<Piece>>,
+pub(super) struct Pieces {
+    pub(super) chunks: Vec<Vec<Piece>>,
     /// How many pieces in all.
     len: usize,
 }
@@ -143,7 +141,7 @@ impl Pieces {
 /// The output as pieces of the input modules' sources and of new text.
 #[derive(Clone, Debug, Default)]
 pub struct Rope {
-    pieces: Pieces,
+    pub(super) pieces: Pieces,
     /// New text (renamed identifiers, rendered header, separators).
     arena: Vec<u8>,
     len: u64,
@@ -260,7 +258,7 @@ impl Rope {
         }
     }
 
-    fn slice<'a>(&'a self, p: &Piece, srcs: &[ModuleText<'a>]) -> &'a [u8] {
+    pub(super) fn slice<'a>(&'a self, p: &Piece, srcs: &[ModuleText<'a>]) -> &'a [u8] {
         let bytes = match p.src {
             ARENA => &self.arena[..],
             m if m & KEPT != 0 => &srcs[(m & !KEPT) as usize].kept.text[..],
@@ -304,7 +302,7 @@ impl Rope {
         after_reads: &(dyn Fn() + Sync),
     ) -> io::Result<()> {
         if let Some(file) = out {
-            crate::output::reserve(file, self.len);
+            super::output::reserve(file, self.len);
         }
         let mut copy = Copier { out, works: true };
         assemble::pipeline(
@@ -335,7 +333,7 @@ impl Rope {
     }
 
     /// True if `p` is source bytes of a module with a file.
-    fn in_file(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
+    pub(super) fn in_file(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
         p.src & KEPT == 0
             && srcs[p.src as usize]
                 .pages

@@ -1,7 +1,7 @@
 //! Containers as link inputs: a `.fatbin` file or an ELF object carrying one is
 //! replaced by the PTX of its best entry for the link target.
 
-use super::{elf, fatbin};
+use super::fatbin;
 
 /// An SM number with its optional `a`/`f` suffix.
 pub type Target = (u32, Option<u8>);
@@ -24,8 +24,8 @@ pub struct Extracted {
 pub fn extract(data: &[u8], target: Option<Target>) -> Option<Result<Extracted, String>> {
     let entries = if fatbin::is_fatbin(data) {
         fatbin::read(data).map_err(|e| format!("corrupt fatbin {e}"))
-    } else if elf::is_elf(data) {
-        elf::fatbin_section(data).and_then(|(off, bytes)| {
+    } else if is_elf(data) {
+        fatbin_section(data).and_then(|(off, bytes)| {
             fatbin::read(bytes).map_err(|e| {
                 format!(
                     "corrupt fatbin in the object's device-code section at file byte 0x{:x}: {}",
@@ -38,6 +38,28 @@ pub fn extract(data: &[u8], target: Option<Target>) -> Option<Result<Extracted, 
         return None;
     };
     Some(entries.and_then(|entries| choose(&entries, target)))
+}
+
+/// True if `data` looks like an ELF file.
+pub fn is_elf(data: &[u8]) -> bool {
+    data.starts_with(b"\x7fELF")
+}
+
+/// The bytes of the fatbin section (`.nv_fatbin`, else nvcc `-rdc`'s
+/// `__nv_relfatbin`) of an ELF object, with the section's file offset.
+pub fn fatbin_section(data: &[u8]) -> Result<(usize, &[u8]), String> {
+    use object::{Object as _, ObjectSection as _};
+    let file = object::File::parse(data).map_err(|e| format!("not a readable ELF object: {e}"))?;
+    for name in [".nv_fatbin", "__nv_relfatbin"] {
+        if let Some(section) = file.section_by_name(name) {
+            let bytes = section
+                .data()
+                .map_err(|e| format!("section {name} cannot be read: {e}"))?;
+            let offset = section.file_range().map_or(0, |(o, _)| o as usize);
+            return Ok((offset, bytes));
+        }
+    }
+    Err("no .nv_fatbin or __nv_relfatbin section: the object carries no device code".into())
 }
 
 fn choose(entries: &[fatbin::Entry], target: Option<Target>) -> Result<Extracted, String> {

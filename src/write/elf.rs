@@ -1,5 +1,6 @@
-//! ELF host objects carrying a fatbin (x86-64 Linux), written with `object::write`,
-//! and the reverse: finding the fatbin in an object nvcc (or ptxld) wrote.
+//! ELF host objects carrying a fatbin (x86-64 Linux), written with `object::write`
+//! (finding the fatbin in an object nvcc or ptxld wrote is
+//! [`crate::input::container`]'s).
 //!
 //! Shape (docs/containers.md §10, the one nvcc and LLVM's offload wrapper use):
 //! `.nv_fatbin` (PROGBITS, A, align 8) holds the container; `.nvFatBinSegment`
@@ -83,26 +84,4 @@ pub fn write_host_object(fatbin: &[u8], base: &str) -> Result<Vec<u8>, object::w
         },
     )?;
     obj.write()
-}
-
-/// True if `data` looks like an ELF file.
-pub fn is_elf(data: &[u8]) -> bool {
-    data.starts_with(b"\x7fELF")
-}
-
-/// The bytes of the fatbin section (`.nv_fatbin`, else nvcc `-rdc`'s
-/// `__nv_relfatbin`) of an ELF object, with the section's file offset.
-pub fn fatbin_section(data: &[u8]) -> Result<(usize, &[u8]), String> {
-    use object::{Object as _, ObjectSection as _};
-    let file = object::File::parse(data).map_err(|e| format!("not a readable ELF object: {e}"))?;
-    for name in [".nv_fatbin", "__nv_relfatbin"] {
-        if let Some(section) = file.section_by_name(name) {
-            let bytes = section
-                .data()
-                .map_err(|e| format!("section {name} cannot be read: {e}"))?;
-            let offset = section.file_range().map_or(0, |(o, _)| o as usize);
-            return Ok((offset, bytes));
-        }
-    }
-    Err("no .nv_fatbin or __nv_relfatbin section: the object carries no device code".into())
 }

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 
 use object::read::archive::{ArchiveFile, ArchiveOffset};
 
-use crate::container::{elf, fatbin};
+use super::container::is_elf;
+use super::fatbin;
 
 /// The magic of a thin archive.
 const THIN_MAGIC: &[u8] = b"!<thin>\n";
@@ -65,7 +66,7 @@ pub fn members(data: &[u8]) -> Result<Vec<Member>, String> {
 /// Appends the modules of member `name` whose bytes are `bytes` to `out`: a
 /// container whole, PTX text split at NUL bytes (blank parts dropped).
 pub fn split_member(name: String, bytes: &[u8], out: &mut Vec<Member>) {
-    if fatbin::is_fatbin(bytes) || elf::is_elf(bytes) {
+    if fatbin::is_fatbin(bytes) || is_elf(bytes) {
         out.push(Member {
             name,
             bytes: bytes.to_vec(),

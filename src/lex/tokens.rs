@@ -1,286 +1,16 @@
-//! Byte-level lexer for PTX.
-//!
-//! PTX is ASCII; the lexer works on bytes and never validates UTF-8. Whitespace and
-//! comments are trivia: they produce no token, but block and line comments are
-//! remembered (producers hide meaning in them, e.g. GCC's `//:FUNC_MAP "name"`).
-//! Every byte of the input is either inside a token, inside a comment, or whitespace,
-//! so the token spans plus the gaps between them reproduce the file exactly.
-//!
-//! Lexing never fails: a bad byte or a malformed literal is reported as a diagnostic
-//! and lexed as an [`TokenKind::Error`] token, so the parser can go on.
+//! The full lexer: every token, comment and diagnostic, with the common tokens in
+//! one tight loop.
 
+use super::class::{
+    is, modifier_end, plain_decimal_end, CLASS, DIGIT, FOLLOW, HEX, ID_PREFIX, ID_START, WS,
+};
+use super::scan;
+use super::{Bodies, Lexer, Token, TokenKind};
 use crate::diag::{Code, Diagnostic};
-use crate::source::{FileId, Span};
+use crate::source::Span;
 
-mod compact;
-mod operand_skip;
-mod scan;
-
-/// What a token is. The token's text is always its span in the source.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum TokenKind {
-    /// An identifier: `[a-zA-Z][a-zA-Z0-9_$]*` or `[_$%][a-zA-Z0-9_$]*`.
-    Ident,
-    /// A dot word: `.version`, `.u32`, `.global`, and opcode suffixes like `.2d`.
-    Directive,
-    /// An integer literal (decimal, hex, octal, binary; optional `U`).
-    Int,
-    /// A float literal: decimal (`1.5`, `2e3`) or exact hex (`0f3F800000`, `0d...`).
-    Float,
-    /// A string literal, quotes included.
-    String,
-    /// Punctuation or an operator of one or two bytes.
-    Punct,
-    /// Bytes that form no valid token; a diagnostic was reported for them.
-    Error,
-}
-
-/// One token: kind and byte span.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Token {
-    /// What it is.
-    pub kind: TokenKind,
-    /// First byte.
-    pub lo: u32,
-    /// One past the last byte.
-    pub hi: u32,
-}
-
-impl Token {
-    /// The token's span.
-    pub fn span(self) -> Span {
-        Span::new(self.lo, self.hi)
-    }
-
-    /// The token's bytes in `src`.
-    pub fn text(self, src: &[u8]) -> &[u8] {
-        &src[self.lo as usize..self.hi as usize]
-    }
-}
-
-/// The lexer's output for one file.
-#[derive(Debug, Default)]
-pub struct Lexed {
-    /// All tokens in source order.
-    pub tokens: Vec<Token>,
-    /// Spans of all comments, in source order.
-    pub comments: Vec<Span>,
-    /// Lexical errors and warnings, in source order.
-    pub errors: Vec<Diagnostic>,
-    /// The `{` of each function body not lexed in full ([`lex_bodies_into`]), in order.
-    pub compacted: Vec<u32>,
-}
-
-// Byte classes, looked up through one table so the hot loop does one load per byte.
-const WS: u8 = 1; // whitespace
-const ID_START: u8 = 2; // [a-zA-Z]
-const ID_PREFIX: u8 = 4; // [_$%]
-const FOLLOW: u8 = 8; // [a-zA-Z0-9_$]
-const DIGIT: u8 = 16; // [0-9]
-const HEX: u8 = 32; // [0-9a-fA-F]
-
-const fn class_table() -> [u8; 256] {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        let mut c = 0;
-        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
-            c |= WS;
-        }
-        if b.is_ascii_alphabetic() {
-            c |= ID_START | FOLLOW;
-        }
-        if matches!(b, b'_' | b'$' | b'%') {
-            c |= ID_PREFIX;
-        }
-        if matches!(b, b'_' | b'$') || b.is_ascii_digit() {
-            c |= FOLLOW;
-        }
-        if b.is_ascii_digit() {
-            c |= DIGIT;
-        }
-        if b.is_ascii_hexdigit() {
-            c |= HEX;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-}
-
-static CLASS: [u8; 256] = class_table();
-
-#[inline]
-fn is(b: u8, class: u8) -> bool {
-    CLASS[b as usize] & class != 0
-}
-
-/// Lexes `src` (the bytes of `file`). `src.len()` must fit in `u32`.
-pub fn lex(file: FileId, src: &[u8]) -> Lexed {
-    lex_into(file, src, Vec::new())
-}
-
-/// Like [`lex`], reusing `tokens`' allocation (its contents are discarded): a
-/// thread that lexes many files allocates and faults in its token array once.
-pub fn lex_into(file: FileId, src: &[u8], tokens: Vec<Token>) -> Lexed {
-    lex_with(file, src, tokens, Bodies::Full)
-}
-
-/// How the lexer treats function bodies.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Bodies {
-    /// Every token.
-    Full,
-    /// Compactly where that is exact for the body walk (see `lexer/compact.rs`): an
-    /// instruction keeps only its opcode, the identifiers among its operands other
-    /// than `%`-names, its braces and its `;`; everything else keeps all its tokens.
-    Compact,
-    /// Not at all: a body becomes its `{` and `}` tokens, found by matching braces
-    /// outside comments and strings; [`lex_body`] lexes it later. A module's tokens
-    /// are then those of its declarations only.
-    Deferred,
-}
-
-/// Like [`lex_into`], with function bodies treated as `bodies` says.
-/// [`Lexed::compacted`] lists the bodies that were not lexed in full; the parser
-/// checks that it agrees they are bodies (see `parse::parse_module_deferred`).
-pub fn lex_bodies_into(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bodies) -> Lexed {
-    lex_with(file, src, tokens, bodies)
-}
-
-/// Whether an identifier may name a module-scope symbol of the module being lexed.
-pub type MayBeSymbol<'f> = &'f dyn Fn(&[u8]) -> bool;
-
-/// Lexes the function body whose `{` is at `lo` (one a [`Bodies::Deferred`] lexing
-/// left out) into `reuse`'s allocations (one walk lexes many bodies; their
-/// contents are discarded): compactly if that is exact, in full otherwise. Returns
-/// the tokens, comments and diagnostics, and the position after the body's `}` (the
-/// end of input if it has none).
-///
-/// With `symbols`, a compactly lexed instruction also leaves out the operand
-/// identifiers for which it says false, and the whole instruction (opcode, guard,
-/// braces, `;`) when nothing of it is left: the body walk would find no reference
-/// in it. Labels and declarations keep all their tokens, so shadowing and the
-/// names debug sections look for are as before, except that with `skip_definitions`
-/// too, a declaration of `%`-named registers only (`.reg .b32
-/// %r<5>;`) in its plain shape and a label `symbols` rejects leave no token: the
-/// caller promises that no module-scope name starts with `%` (so no register shadows
-/// one) and that no debug section asks for the names defined in the body.
-pub fn lex_body(
-    file: FileId,
-    src: &[u8],
-    lo: usize,
-    reuse: Lexed,
-    symbols: Option<MayBeSymbol<'_>>,
-    skip_definitions: bool,
-) -> (Lexed, usize) {
-    let mut lx = Lexer::reusing(file, src, reuse, Bodies::Compact);
-    lx.symbols = symbols;
-    lx.skip_definitions = skip_definitions && symbols.is_some();
-    lx.pos = lo;
-    if !lx.compact_body() {
-        lx.full_body();
-    }
-    let end = lx.pos;
-    (lx.out, end)
-}
-
-fn lex_with(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bodies) -> Lexed {
-    let mut lx = Lexer::new(file, src, tokens, bodies);
-    // PTX averages roughly one token per 4-5 bytes. With bodies deferred only
-    // module-scope tokens remain, usually one per 30 bytes or far fewer (one large
-    // kernel): the guess is capped, and the array grows as needed beyond it.
-    let guess = match bodies {
-        Bodies::Deferred => (src.len() / 32).min(1 << 20),
-        _ => src.len() / 4,
-    };
-    lx.out.tokens.reserve(guess + 16);
-    lx.run();
-    lx.out
-}
-
-struct Lexer<'a> {
-    file: FileId,
-    src: &'a [u8],
-    pos: usize,
-    out: Lexed,
-    warned_non_ascii: bool,
-    /// What to do with function bodies.
-    bodies: Bodies,
-    /// Brace depth at module scope (bodies lexed compactly are not counted).
-    depth: u32,
-    /// In a body lexed by [`lex_body`] with it: which operand identifiers to keep.
-    symbols: Option<MayBeSymbol<'a>>,
-    /// In a body lexed by [`lex_body`] with it: plain register declarations and
-    /// labels that name no module-scope symbol are skipped without tokens.
-    skip_definitions: bool,
-    /// In a compactly lexed instruction: its opcode, until an operand identifier is
-    /// kept (see `Lexer::instruction_or_label`).
-    pending_opcode: Option<Token>,
-    /// The operand scan's last window (`lexer/operand_skip.rs`).
-    events: operand_skip::Events,
-}
-
-impl<'a> Lexer<'a> {
-    fn new(file: FileId, src: &'a [u8], tokens: Vec<Token>, bodies: Bodies) -> Self {
-        let out = Lexed {
-            tokens,
-            ..Lexed::default()
-        };
-        Self::reusing(file, src, out, bodies)
-    }
-
-    /// A lexer writing into `out`'s allocations (their contents are discarded).
-    fn reusing(file: FileId, src: &'a [u8], mut out: Lexed, bodies: Bodies) -> Self {
-        out.tokens.clear();
-        out.comments.clear();
-        out.errors.clear();
-        out.compacted.clear();
-        Lexer {
-            file,
-            src,
-            pos: 0,
-            warned_non_ascii: false,
-            bodies,
-            depth: 0,
-            symbols: None,
-            skip_definitions: false,
-            pending_opcode: None,
-            events: operand_skip::Events::new(),
-            out,
-        }
-    }
-
-    fn peek(&self, ahead: usize) -> u8 {
-        self.src.get(self.pos + ahead).copied().unwrap_or(0)
-    }
-
-    fn push(&mut self, kind: TokenKind, lo: usize) {
-        self.out.tokens.push(Token {
-            kind,
-            lo: lo as u32,
-            hi: self.pos as u32,
-        });
-    }
-
-    fn error(&mut self, lo: usize, hi: usize, msg: impl Into<String>) {
-        self.out.errors.push(Diagnostic::error(
-            Code::Syntax,
-            self.file,
-            Span::new(lo as u32, hi as u32),
-            msg,
-        ));
-    }
-
-    fn eat_while(&mut self, class: u8) {
-        while self.pos < self.src.len() && is(self.src[self.pos], class) {
-            self.pos += 1;
-        }
-    }
-
-    fn run(&mut self) {
+impl Lexer<'_> {
+    pub(super) fn run(&mut self) {
         let len = self.src.len();
         loop {
             self.common_tokens::<false>();
@@ -317,7 +47,7 @@ impl<'a> Lexer<'a> {
     /// the end of input, at a brace (the module-scope depth is counted in
     /// [`Lexer::run`]) or at the first byte that needs [`Lexer::any_token`]. With
     /// `STATEMENT`, also right after a `;` (the end of a statement in a body).
-    fn common_tokens<const STATEMENT: bool>(&mut self) {
+    pub(super) fn common_tokens<const STATEMENT: bool>(&mut self) {
         let src = self.src;
         let len = src.len();
         let tokens = &mut self.out.tokens;
@@ -379,7 +109,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Lexes one token, comment or run of whitespace of any kind.
-    fn any_token(&mut self) {
+    pub(super) fn any_token(&mut self) {
         let len = self.src.len();
         {
             let b = self.src[self.pos];
@@ -560,7 +290,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn number(&mut self) {
+    pub(super) fn number(&mut self) {
         let lo = self.pos;
         let b0 = self.src[lo];
         let b1 = self.peek(1);
@@ -681,53 +411,11 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// The end of the directive or modifier at `p` (`.u32`, `.param`; a `.` there): a
-/// `.` followed by name characters, the first not a digit. `None` for anything else
-/// (`.5` is a number, a lone `.` punctuation).
-#[inline(always)]
-fn modifier_end(src: &[u8], p: usize) -> Option<usize> {
-    if src[p] != b'.' {
-        return None;
-    }
-    let next = *src.get(p + 1)?;
-    if !is(next, FOLLOW) || is(next, DIGIT) {
-        return None;
-    }
-    let mut end = p + 2;
-    while end < src.len() && is(src[end], FOLLOW) {
-        end += 1;
-    }
-    Some(end)
-}
-
-/// The end of the plain decimal literal at `p` (a digit there): `0`, or digits not
-/// starting with `0`, followed by a byte no literal continues with. `number` lexes
-/// exactly these as an `Int` without a diagnostic; `None` for any other literal
-/// (octal-looking, suffixed, fractional, hexadecimal, malformed).
-#[inline(always)]
-fn plain_decimal_end(src: &[u8], p: usize) -> Option<usize> {
-    let mut end = p + 1;
-    while end < src.len() && is(src[end], DIGIT) {
-        end += 1;
-    }
-    let ends = src.get(end).is_none_or(|&b| !is(b, FOLLOW) && b != b'.');
-    (ends && (src[p] != b'0' || end == p + 1)).then_some(end)
-}
-
-/// A small deterministic random number generator for the lexer's property tests.
-#[cfg(test)]
-fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lex::{lex, xorshift};
+    use crate::source::FileId;
 
     /// The tight token loop (`common_tokens`) lexes exactly as `any_token` alone
     /// does: same tokens, same diagnostics, on random runs of numbers, angle

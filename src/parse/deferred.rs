@@ -1,0 +1,112 @@
+//! Function bodies a deferred lexing left out, lexed one at a time as the walk
+//! reaches them.
+
+use super::names::Names;
+use crate::lex::{lex_body, Lexed, Token};
+use crate::source::{FileId, Span};
+
+/// Bodies a [`crate::lex::Bodies::Deferred`] lexing left out, lexed one at a time
+/// as the walk reaches them.
+pub(crate) struct DeferredBodies<'d> {
+    /// The `{` of each, ascending.
+    pub opens: &'d [u32],
+    next: usize,
+    /// The last body's lexing (its allocations are reused for the next).
+    lexed: Lexed,
+    /// The body whose tokens `tokens_again` last lexed.
+    again: Option<u32>,
+    /// False once a body lexed with a diagnostic or ended elsewhere than the parser
+    /// thought: the module must then be parsed in full.
+    pub exact: bool,
+    /// Comments kept from the bodies (`//:` lines).
+    pub map_comments: Vec<Span>,
+    /// When not zero, the bodies are walked in parallel, in consecutive groups of
+    /// about this many bytes ([`walk_bodies_split`]).
+    pub split: usize,
+}
+
+thread_local! {
+    /// Each thread's arrays for lexing bodies, reused from module to module: grown
+    /// afresh for each module, they were a tenth of a link's first touches of memory.
+    static BODY_LEXED: std::cell::Cell<Lexed> = std::cell::Cell::new(Lexed::default());
+}
+
+impl Drop for DeferredBodies<'_> {
+    fn drop(&mut self) {
+        BODY_LEXED.set(std::mem::take(&mut self.lexed));
+    }
+}
+
+impl<'d> DeferredBodies<'d> {
+    pub fn new(opens: &'d [u32]) -> Self {
+        DeferredBodies {
+            opens,
+            next: 0,
+            lexed: BODY_LEXED.take(),
+            again: None,
+            exact: true,
+            map_comments: Vec::new(),
+            split: 0,
+        }
+    }
+
+    /// The tokens of `body` if it was deferred (bodies are asked for in order),
+    /// without the instructions and operands that name none of `names`, and, unless
+    /// the walk records `body_names` or a module-scope name starts with `%`, without
+    /// plain register declarations.
+    pub fn tokens(
+        &mut self,
+        file: FileId,
+        src: &[u8],
+        body: Span,
+        names: &Names,
+        body_names: bool,
+    ) -> Option<&[Token]> {
+        while self.opens.get(self.next).is_some_and(|&lo| lo < body.lo) {
+            self.next += 1;
+        }
+        if self.opens.get(self.next) != Some(&body.lo) {
+            return None;
+        }
+        self.next += 1;
+        self.again = None;
+        let (lexed, end) = lex_body(
+            file,
+            src,
+            body.lo as usize,
+            std::mem::take(&mut self.lexed),
+            Some(names),
+            !body_names && !names.any_percent,
+        );
+        if !lexed.errors.is_empty() || end != body.hi as usize {
+            self.exact = false;
+        }
+        self.map_comments.extend(
+            lexed
+                .comments
+                .iter()
+                .filter(|c| src[c.range()].starts_with(b"//:")),
+        );
+        self.lexed = lexed;
+        Some(&self.lexed.tokens)
+    }
+
+    /// The tokens of `body` again (for debug sections that refer into it).
+    pub fn tokens_again(&mut self, file: FileId, src: &[u8], body: Span) -> Option<&[Token]> {
+        self.opens.binary_search(&body.lo).ok()?;
+        if self.again != Some(body.lo) {
+            // Every token: debug sections look for a label's uses as operands.
+            let (lexed, _) = lex_body(
+                file,
+                src,
+                body.lo as usize,
+                std::mem::take(&mut self.lexed),
+                None,
+                false,
+            );
+            self.lexed = lexed;
+            self.again = Some(body.lo);
+        }
+        Some(&self.lexed.tokens)
+    }
+}

@@ -1,0 +1,56 @@
+//! The output pipeline: the merged module as a rope written to the output file,
+//! containers around it, atomic output files, and modules written back by splicing.
+//! (What the merged module is made of, its layout and splicing, is `link/write.rs`'s.)
+//!
+//! The files of this module, one job each:
+//!
+//! * [`rope`]: the output as ranges of the inputs and new text, and writing it;
+//! * `assemble.rs`: the output in chunks read from the inputs ahead of the writer;
+//! * [`output`]: output files replaced atomically, special files written in place;
+//! * `temporary.rs`: the temporaries they are written to, and sweeping leftovers;
+//! * [`fatbin`], [`elf`]: the containers written around the merged PTX;
+//! * [`emit`]: one module written back with renamed symbols.
+//!
+//! Every system call that writes an output is made here. The one that also reads an
+//! input, `copy_file_range`, is made by the input it copies from
+//! ([`crate::input::Bytes::copy_to`]).
+
+mod assemble;
+pub mod elf;
+pub mod emit;
+pub mod fatbin;
+pub mod output;
+pub mod rope;
+mod temporary;
+
+/// What `-o` receives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// The merged PTX text.
+    Ptx,
+    /// A fatbin container with one PTX entry per target.
+    Fatbin,
+    /// An x86-64 ELF host object carrying the fatbin.
+    Obj,
+}
+
+impl Emit {
+    /// Parses `ptx`, `fatbin`, `obj`.
+    pub fn parse(s: &str) -> Option<Emit> {
+        Some(match s {
+            "ptx" => Emit::Ptx,
+            "fatbin" => Emit::Fatbin,
+            "obj" | "o" => Emit::Obj,
+            _ => return None,
+        })
+    }
+
+    /// The default for an output path: `.fatbin` → fatbin, `.o` → obj, else PTX.
+    pub fn from_path(path: &std::path::Path) -> Emit {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("fatbin") => Emit::Fatbin,
+            Some("o") => Emit::Obj,
+            _ => Emit::Ptx,
+        }
+    }
+}

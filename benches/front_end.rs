@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use divan::counter::BytesCount;
 use divan::Bencher;
-use ptxld::lex::lex;
-use ptxld::parse::{parse_module, parse_module_deferred};
-use ptxld::source::FileId;
+use ptxld::internal::lex::lex;
+use ptxld::internal::parse::{parse_module, parse_module_deferred};
+use ptxld::internal::source::FileId;
 
 fn main() {
     divan::main();

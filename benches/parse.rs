@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ptxld::input::Bytes;
-use ptxld::ir::{Linkage, Module};
-use ptxld::parse::parse_module;
-use ptxld::source::{FileId, SourceFile};
-use ptxld::write::emit::write_module;
+use ptxld::internal::input::Bytes;
+use ptxld::internal::ir::{Linkage, Module};
+use ptxld::internal::parse::parse_module;
+use ptxld::internal::source::{FileId, SourceFile};
+use ptxld::internal::write::emit::write_module;
 
 #[path = "../tests/it/support/huge_module.rs"]
 mod huge_module;

@@ -20,15 +20,15 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::driver::{self, Failure, InputSpec, Job};
-use crate::write::Emit;
+use crate::options::{Arch, OutputKind, ParseError, PtxVersion};
 
 /// A link configured from a build script.
 #[derive(Clone, Debug)]
 pub struct Build {
     inputs: Vec<InputSpec>,
     archs: Vec<String>,
-    ptx_version: Option<(u32, u32)>,
-    emit: Emit,
+    ptx_version: Option<PtxVersion>,
+    emit: OutputKind,
     gc: bool,
     exports: Vec<String>,
     out_dir: Option<PathBuf>,
@@ -46,6 +46,8 @@ impl Default for Build {
 pub enum Error {
     /// Neither [`Build::out_dir`] nor the `OUT_DIR` variable gives an output directory.
     NoOutDir,
+    /// An architecture given to [`Build::arch`] or in `PTXLD_ARCH` is not one.
+    Arch(ParseError),
     /// The link failed; the diagnostics as ptxld prints them.
     Link(Failure),
 }
@@ -57,6 +59,7 @@ impl fmt::Display for Error {
                 "no output directory: call Build::out_dir or run from a cargo build script \
                  (OUT_DIR)",
             ),
+            Error::Arch(e) => write!(f, "ptxld: {e}"),
             Error::Link(failure) => write!(f, "ptxld failed:\n{failure}"),
         }
     }
@@ -71,7 +74,7 @@ impl Build {
             inputs: Vec::new(),
             archs: Vec::new(),
             ptx_version: None,
-            emit: Emit::Ptx,
+            emit: OutputKind::Ptx,
             gc: false,
             exports: Vec::new(),
             out_dir: None,
@@ -109,12 +112,12 @@ impl Build {
 
     /// Sets the output's `.version`.
     pub fn ptx_version(&mut self, major: u32, minor: u32) -> &mut Build {
-        self.ptx_version = Some((major, minor));
+        self.ptx_version = Some(PtxVersion::new(major, minor));
         self
     }
 
     /// Chooses PTX (default), a fatbin, or an ELF object.
-    pub fn emit(&mut self, emit: Emit) -> &mut Build {
+    pub fn emit(&mut self, emit: OutputKind) -> &mut Build {
         self.emit = emit;
         self
     }
@@ -167,19 +170,14 @@ impl Build {
             Some(d) => d.clone(),
             None => PathBuf::from(self.getenv("OUT_DIR").ok_or(Error::NoOutDir)?),
         };
-        let ext = match self.emit {
-            Emit::Ptx => "ptx",
-            Emit::Fatbin => "fatbin",
-            Emit::Obj => "o",
-        };
-        let output = dir.join(format!("{name}.{ext}"));
+        let output = dir.join(format!("{name}.{}", self.emit.extension()));
         let mut job = Job::new(&output);
         job.inputs = self.inputs.clone();
         job.emit = Some(self.emit);
-        job.archs = self.archs.clone();
-        if job.archs.is_empty() {
+        let mut archs = self.archs.clone();
+        if archs.is_empty() {
             if let Some(list) = self.getenv("PTXLD_ARCH") {
-                job.archs = list
+                archs = list
                     .split(',')
                     .map(str::trim)
                     .filter(|s| !s.is_empty())
@@ -187,6 +185,11 @@ impl Build {
                     .collect();
             }
         }
+        job.archs = archs
+            .iter()
+            .map(|a| a.parse::<Arch>())
+            .collect::<Result<_, _>>()
+            .map_err(Error::Arch)?;
         job.ptx_version = self.ptx_version;
         job.gc_sections = self.gc;
         job.exports = self.exports.clone();

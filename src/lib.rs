@@ -1,70 +1,82 @@
 //! ptxld: a separate-compilation linker for NVIDIA PTX.
 //!
-//! The library is organised by phase, each borrowing the previous one's output:
+//! It links the PTX modules that LLVM/clang, GCC, NVRTC and NVVM write, one per
+//! translation unit, into one module that `ptxas` and the CUDA driver accept as a
+//! whole program, or into a fatbin or an ELF host object carrying it, by NVIDIA's
+//! linking rules.
 //!
-//! * [`input`]: input files kept open, read or mapped (memmap2), never copied;
-//!   archives, and the PTX inside containers;
-//! * [`source`]: file ids, byte spans, line/column lookup;
-//! * [`lex`]: bytes to tokens, comments kept aside;
-//! * [`parse`]: tokens to the [`ir::Module`] IR, with symbols and references;
-//! * [`frontend`]: all inputs in parallel, deterministic results;
-//! * [`link`]: symbol resolution by NVIDIA's rules and the merged module;
-//! * [`write`](mod@write): the merged module's rope written to the output, containers, atomic
-//!   output files, and modules written back by splicing source bytes;
-//! * [`diag`]: one structured diagnostic type, rendered at the edges (lld's shape,
-//!   JSON).
+//! From a cargo build script, [`Build`] works like the `cc` crate:
+//!
+//! ```no_run
+//! ptxld::Build::new()
+//!     .file("kernels/a.ptx")
+//!     .file("kernels/b.ptx")
+//!     .arch("sm_80")
+//!     .compile("kernels"); // $OUT_DIR/kernels.ptx
+//! ```
+//!
+//! Anywhere else, describe the link as a [`Job`] and run it: [`link`] reads the
+//! inputs and writes the output as the command line does, [`link_in_memory`]
+//! links bytes you hold, and [`check`] reports every problem without writing.
+//!
+//! ```no_run
+//! let mut job = ptxld::Job::new("app.fatbin");
+//! job.inputs = vec![
+//!     ptxld::InputSpec::File("a.ptx".into()),
+//!     ptxld::InputSpec::File("b.ptx".into()),
+//! ];
+//! job.archs = vec!["sm_80".parse()?, "sm_90".parse()?];
+//! match ptxld::link(&job) {
+//!     Ok(outcome) => eprint!("{}", outcome.report.render()),
+//!     Err(failure) => eprint!("{failure}"),
+//! }
+//! # Ok::<(), ptxld::ParseError>(())
+//! ```
+//!
+//! Diagnostics stay structured ([`Diagnostic`]: severity, stable [`Code`],
+//! locations, help) until you render them: [`Report::render`] prints them the way
+//! the command line does, [`CheckReport::to_json`] as versioned JSON.
+//!
+//! The crate's phases (input, lex, parse, link, write) are not part of this API;
+//! `ARCHITECTURE.md` in the repository maps them.
 
 #![warn(missing_docs)]
 
-pub mod build;
-pub mod describe;
-pub mod diag;
-pub mod driver;
+mod build;
+mod describe;
+mod diag;
+mod driver;
 mod explain;
-pub mod frontend;
-pub mod input;
-pub mod ir;
-pub mod lex;
-pub mod link;
+mod frontend;
+mod input;
+mod ir;
+mod lex;
+mod link;
 mod options;
-pub mod parse;
+mod parse;
 mod path_bytes;
-pub mod select;
-pub mod source;
-pub mod timing;
-pub mod write;
+mod select;
+mod source;
+mod timing;
+mod write;
 
-pub use build::Build;
-pub use diag::{Diagnostic, Diagnostics};
-pub use frontend::{check_files, parse_files, parse_sources, ParsedInputs};
+#[doc(hidden)]
+pub mod internal;
+
+pub use build::{Build, Error as BuildError};
+pub use diag::{CheckReport, Code, Diagnostic, Location, Report, Severity};
+pub use driver::{check, link_in_memory, Failure, InputSpec, Job, MemoryInput, Outcome};
 pub use options::{Arch, OutputKind, ParseError, PtxVersion};
-pub use parse::{parse_module, Parsed};
 
-// The paths these modules had before the front end and the writer were laid out by
-// phase, kept for the tests until the public API is pruned.
+/// The README's Rust examples, compiled against the public API alone (as doctests,
+/// which build as a crate of their own).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
 
-/// Containers, read as inputs ([`input::fatbin`], [`input::container`]) and written
-/// as outputs ([`write::fatbin`], [`write::elf`]).
-pub mod container {
-    pub use crate::write::Emit;
-
-    /// The fatbin container: its reader ([`crate::input::fatbin`]).
-    pub mod fatbin {
-        pub use crate::input::fatbin::*;
-    }
-
-    /// ELF host objects: finding the fatbin in one ([`crate::input::container`]).
-    pub mod elf {
-        pub use crate::input::container::fatbin_section;
-    }
-}
-
-/// The lexer ([`lex`]).
-pub mod lexer {
-    pub use crate::lex::*;
-}
-
-/// Writing a module back by splicing its source bytes ([`write::emit`]).
-pub mod emit {
-    pub use crate::write::emit::*;
+/// Links `job` as the command line does: reads the inputs, writes the output
+/// atomically, the link map and the dependency file. A failed link leaves no output
+/// behind and never writes a file it read.
+pub fn link(job: &Job) -> Result<Outcome, Failure> {
+    driver::run(job)
 }

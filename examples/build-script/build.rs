@@ -1,5 +1,5 @@
 //! Links PTX from three producers plus libdevice at build time.
-use ptxld::write::Emit;
+use ptxld::OutputKind;
 
 fn main() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");

@@ -4,10 +4,10 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = ptxld::input::fatbin::read(data);
-    let _ = ptxld::input::container::fatbin_section(data);
-    let _ = ptxld::input::container::extract(data, Some((80, None)));
-    if ptxld::input::archive::is_archive(data) {
-        let _ = ptxld::input::archive::members(data);
+    let _ = ptxld::internal::input::fatbin::read(data);
+    let _ = ptxld::internal::input::container::fatbin_section(data);
+    let _ = ptxld::internal::input::container::extract(data, Some((80, None)));
+    if ptxld::internal::input::archive::is_archive(data) {
+        let _ = ptxld::internal::input::archive::members(data);
     }
 });

@@ -3,17 +3,17 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ptxld::input::Bytes;
-use ptxld::link::{link, module_sources, LinkOptions};
-use ptxld::parse::parse_module;
-use ptxld::source::{FileId, SourceFile, SourceMap};
+use ptxld::internal::input::Bytes;
+use ptxld::internal::link::{link, module_sources, LinkOptions};
+use ptxld::internal::parse::parse_module;
+use ptxld::internal::source::{FileId, SourceFile, SourceMap};
 
 fuzz_target!(|data: &[u8]| {
     let mut sources = SourceMap::new();
     for (i, part) in data.split(|&b| b == 0).take(3).enumerate() {
         sources.add(SourceFile::new(format!("m{i}.ptx"), None, Bytes::Owned(part.to_vec())));
     }
-    let (modules, diags) = ptxld::parse_sources(&sources);
+    let (modules, diags) = ptxld::internal::frontend::parse_sources(&sources);
     if diags.has_errors() {
         return;
     }

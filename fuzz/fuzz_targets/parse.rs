@@ -4,10 +4,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ptxld::write::emit::write_module;
-use ptxld::input::Bytes;
-use ptxld::parse::{parse_module, parse_module_deferred, Parsed};
-use ptxld::source::{FileId, SourceFile, SourceMap};
+use ptxld::internal::write::emit::write_module;
+use ptxld::internal::input::Bytes;
+use ptxld::internal::parse::{parse_module, parse_module_deferred, Parsed};
+use ptxld::internal::source::{FileId, SourceFile, SourceMap};
 
 fuzz_target!(|data: &[u8]| {
     let parsed = parse_module(FileId(0), data);

@@ -56,6 +56,7 @@ macro_rules! codes {
         /// What kind of problem a diagnostic reports: a stable name for tools
         /// (`ptxld check --format json`), listed with its meaning in docs/diagnostics.md.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
         pub enum Code {
             $($(#[$attr])* $variant,)*
         }
@@ -266,6 +267,7 @@ pub struct Note {
 
 /// One reported problem.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Error, warning or note.
     pub severity: Severity,
@@ -483,6 +485,7 @@ pub enum Entry {
 /// they happened, with the `--error-limit` they are to be shown under. Rendered by
 /// the command line and the [`crate::build::Build`] API ([`Report::render`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     entries: Vec<Entry>,
     /// Errors shown before the rest is left out (0: no limit).
@@ -569,6 +572,7 @@ impl Report {
 /// What `ptxld check` found, for its text and JSON reporters
 /// ([`CheckReport::to_text`], [`CheckReport::to_json`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CheckReport {
     /// Every finding, resolved: the link's errors and warnings (ABI warnings
     /// included), then the notes on where nvJitLink decides differently; or, when the

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::write::Emit;
+use crate::options::{Arch, OutputKind, PtxVersion};
 
 /// One command-line input item, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,6 +19,7 @@ pub enum InputSpec {
 
 /// Everything a link needs to know.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Job {
     /// Inputs in command-line order.
     pub inputs: Vec<InputSpec>,
@@ -29,11 +30,11 @@ pub struct Job {
     /// `-o`; `-` is standard output.
     pub output: PathBuf,
     /// `--emit`; `None` chooses by the output's extension.
-    pub emit: Option<Emit>,
+    pub emit: Option<OutputKind>,
     /// `--arch`, possibly several (one fatbin entry each).
-    pub archs: Vec<String>,
+    pub archs: Vec<Arch>,
     /// `--ptx-version`.
-    pub ptx_version: Option<(u32, u32)>,
+    pub ptx_version: Option<PtxVersion>,
     /// `--symbol` base name for objects.
     pub symbol: String,
     /// `--error-limit` (0 = none).

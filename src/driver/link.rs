@@ -12,13 +12,12 @@ use crate::ir::Module;
 use crate::link::{
     analyze, layout, module_sources, GcOptions, HeaderOptions, LinkOptions, MergedHeader, Rope,
 };
-use crate::parse::parse_arch;
+use crate::options::{Arch, OutputKind};
 use crate::select::{needs, select, Needs};
 use crate::source::SourceMap;
 use crate::timing::Stopwatch;
 use crate::write::elf::write_host_object;
 use crate::write::fatbin::{self, PtxEntry};
-use crate::write::Emit;
 
 use super::*;
 
@@ -34,14 +33,14 @@ pub(super) struct Prepared {
 pub(super) fn prepare(
     job: &Job,
     plan: Plan,
-    arch: Option<&str>,
+    arch: Option<Arch>,
     report: &mut Report,
 ) -> Result<Prepared, Failure> {
     let files_read = plan.files_read;
     let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
     let load = LoadOptions {
         keep_tokens: false,
-        target: arch.and_then(|a| parse_arch(a.as_bytes())),
+        target: arch.map(|a| (a.sm(), a.suffix())),
     };
     let parsed = parse_units(plan.units, &load);
     // Symbols of the units that parsed, for member selection: found when selection
@@ -97,12 +96,12 @@ pub(super) fn prepare(
     })
 }
 
-pub(super) fn link_options(job: &Job, archs: &[Option<&str>]) -> LinkOptions {
+pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {
     LinkOptions {
         targets: archs
             .iter()
             .map(|arch| HeaderOptions {
-                arch: arch.map(str::to_string),
+                arch: *arch,
                 ptx_version: job.ptx_version,
             })
             .collect(),
@@ -130,7 +129,7 @@ pub(super) struct Linked {
 pub(super) fn link_targets(
     job: &Job,
     plan: Plan,
-    archs: &[Option<&str>],
+    archs: &[Option<Arch>],
     report: &mut Report,
 ) -> Result<Linked, Failure> {
     let read_time = plan.read_time;
@@ -196,7 +195,7 @@ pub(super) fn link_targets(
 
 /// The targets of `archs` grouped by the PTX entries their container inputs give:
 /// each group links from one parse. Inputs without containers make one group.
-pub(super) fn target_groups(plan: &Plan, archs: &[Option<&str>]) -> Vec<Vec<usize>> {
+pub(super) fn target_groups(plan: &Plan, archs: &[Option<Arch>]) -> Vec<Vec<usize>> {
     let has_containers = plan.units.iter().any(|u| {
         let head = u.bytes.head();
         crate::input::fatbin::is_fatbin(head) || crate::input::container::is_elf(head)
@@ -206,7 +205,7 @@ pub(super) fn target_groups(plan: &Plan, archs: &[Option<&str>]) -> Vec<Vec<usiz
     }
     let choices: Vec<Vec<Option<Vec<u8>>>> = archs
         .iter()
-        .map(|a| container_choices(&plan.units, a.and_then(|a| parse_arch(a.as_bytes()))))
+        .map(|a| container_choices(&plan.units, a.map(|a| (a.sm(), a.suffix()))))
         .collect();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (t, c) in choices.iter().enumerate() {
@@ -291,17 +290,19 @@ pub(super) fn link_targets_of(
     job: &Job,
     make_plan: &dyn Fn() -> Result<Plan, Failure>,
 ) -> Result<Outcome, Failure> {
-    let emit = job.emit.unwrap_or_else(|| Emit::from_path(&job.output));
-    if emit == Emit::Ptx && job.archs.len() > 1 {
+    let emit = job
+        .emit
+        .unwrap_or_else(|| OutputKind::from_path(&job.output));
+    if emit == OutputKind::Ptx && job.archs.len() > 1 {
         return Err(fail(
             Code::Usage,
             "several --arch give several PTX modules: use --emit fatbin or --emit obj",
         ));
     }
-    let archs: Vec<Option<&str>> = if job.archs.is_empty() {
+    let archs: Vec<Option<Arch>> = if job.archs.is_empty() {
         vec![None]
     } else {
-        job.archs.iter().map(|a| Some(a.as_str())).collect()
+        job.archs.iter().map(|&a| Some(a)).collect()
     };
     let first = make_plan()?;
     let groups = target_groups(&first, &archs);
@@ -320,7 +321,7 @@ pub(super) fn link_targets_of(
             Some(p) => p,
             None => make_plan()?,
         };
-        let group_archs: Vec<Option<&str>> = group.iter().map(|&t| archs[t]).collect();
+        let group_archs: Vec<Option<Arch>> = group.iter().map(|&t| archs[t]).collect();
         let mut this = Report::new();
         let linked = link_targets(job, plan, &group_archs, &mut this).map_err(|f| {
             let mut all = std::mem::take(&mut report);
@@ -338,7 +339,7 @@ pub(super) fn link_targets_of(
             ptx,
             ..
         } = linked;
-        if emit == Emit::Ptx {
+        if emit == OutputKind::Ptx {
             let (rope, _) = ptx
                 .into_iter()
                 .next()
@@ -356,8 +357,8 @@ pub(super) fn link_targets_of(
         }
     }
     let output = match emit {
-        Emit::Ptx => ptx_output.expect("one target links for --emit ptx"),
-        Emit::Fatbin | Emit::Obj => {
+        OutputKind::Ptx => ptx_output.expect("one target links for --emit ptx"),
+        OutputKind::Fatbin | OutputKind::Obj => {
             let identifier = match job.output.file_stem().and_then(|s| s.to_str()) {
                 Some(stem) if job.output != Path::new("-") => format!("{stem}.ptx"),
                 _ => "ptxld.ptx".to_string(),
@@ -376,7 +377,7 @@ pub(super) fn link_targets_of(
                 })
                 .collect();
             let container = fatbin::write(&entries);
-            Output::Bytes(if emit == Emit::Fatbin {
+            Output::Bytes(if emit == OutputKind::Fatbin {
                 container
             } else {
                 write_host_object(&container, &job.symbol).map_err(|e| {
@@ -399,7 +400,7 @@ pub(super) fn link_targets_of(
 /// ABI warnings, and where NVIDIA's nvJitLink would decide differently), resolved,
 /// for the text and JSON reporters ([`CheckReport::to_text`], [`CheckReport::to_json`]).
 pub fn check(job: &Job) -> CheckReport {
-    let arch = job.archs.first().map(String::as_str);
+    let arch = job.archs.first().copied();
     // The log lines of reading and member selection are not part of the report.
     let mut log = Report::new();
     let prepared = plan(job).and_then(|p| prepare(job, p, arch, &mut log));

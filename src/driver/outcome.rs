@@ -12,6 +12,7 @@ use super::*;
 
 /// A finished link.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Outcome {
     /// What was (or, for [`link_job`], would be) written to the output.
     pub(super) output: Output,
@@ -131,6 +132,7 @@ impl Outcome {
 
 /// A failed link: what it reported, errors included.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Failure {
     /// The diagnostics (resolved) and log lines, in order.
     pub report: Report,

@@ -3,7 +3,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Header, TexMode};
-use crate::parse::parse_arch;
+use crate::options::{Arch, PtxVersion};
 use crate::source::Span;
 
 use super::inputs::Inputs;
@@ -122,15 +122,9 @@ pub fn min_version_for(sm: u32, suffix: Option<u8>) -> (u32, u32) {
 #[derive(Clone, Debug, Default)]
 pub struct HeaderOptions {
     /// `--arch sm_NN[a|f]`.
-    pub arch: Option<String>,
+    pub arch: Option<Arch>,
     /// `--ptx-version X.Y`.
-    pub ptx_version: Option<(u32, u32)>,
-}
-
-/// Parses `X.Y`.
-pub fn parse_version(s: &str) -> Option<(u32, u32)> {
-    let (a, b) = s.split_once('.')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
+    pub ptx_version: Option<PtxVersion>,
 }
 
 /// Where to point at a module's header directive (or its first byte when absent).
@@ -202,22 +196,16 @@ pub(crate) fn merge(
         t
     };
     if let Some(arch) = &opts.arch {
-        match parse_arch(arch.as_bytes()) {
-            Some((sm, suffix)) if !is_known_target(sm, suffix) => {
-                errors.push(Diagnostic::global_error(
-                    Code::Target,
-                    format!(
-                        "target: --arch {arch} is not an architecture of the PTX ISA; \
-                     known: {}",
-                        known_targets().join(", ")
-                    ),
-                ))
-            }
-            None => errors.push(Diagnostic::global_error(
+        match (arch.sm(), arch.suffix()) {
+            (sm, suffix) if !is_known_target(sm, suffix) => errors.push(Diagnostic::global_error(
                 Code::Target,
-                format!("target: --arch {arch} is not an architecture like sm_80 or sm_90a"),
+                format!(
+                    "target: --arch {arch} is not an architecture of the PTX ISA; \
+                     known: {}",
+                    known_targets().join(", ")
+                ),
             )),
-            Some((want, want_suffix)) => {
+            (want, want_suffix) => {
                 for mi in 0..ms.len() {
                     let Some(a) = arch_of(mi) else { continue };
                     let too_high = a.sm > want;
@@ -270,7 +258,7 @@ pub(crate) fn merge(
         }
     }
     let needed = min_version_for(sm, suffix);
-    if let Some(want) = opts.ptx_version {
+    if let Some(want) = opts.ptx_version.map(|v| (v.major, v.minor)) {
         for (mi, m) in ms.iter().enumerate() {
             if let Some(v) = m.header.version {
                 if (v.major, v.minor) > want {

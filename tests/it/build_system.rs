@@ -373,11 +373,14 @@ fn build_api_in_a_temporary_out_dir() {
         .try_compile("broken")
         .unwrap_err();
     match &err {
-        ptxld::build::Error::Link(failure) => {
+        ptxld::BuildError::Link(failure) => {
             let d = failure.report.diagnostics().next().unwrap();
             assert_eq!(
                 (d.code, d.message.as_str()),
-                (ptxld::diag::Code::UndefinedSymbol, "undefined symbol: f")
+                (
+                    ptxld::internal::diag::Code::UndefinedSymbol,
+                    "undefined symbol: f"
+                )
             );
         }
         other => panic!("{other}"),
@@ -392,7 +395,7 @@ fn build_api_in_a_temporary_out_dir() {
             f.dir.join("b.ptx"),
             f.dir.join("c.ptx"),
         ])
-        .emit(ptxld::container::Emit::Obj)
+        .emit(ptxld::OutputKind::Obj)
         .out_dir(&f.dir)
         .cargo_metadata(false)
         .compile("my-kernels");
@@ -404,7 +407,7 @@ fn build_api_in_a_temporary_out_dir() {
 /// The in-memory API: bytes in, bytes out, nothing touches the disk.
 #[test]
 fn link_in_memory() {
-    use ptxld::driver::{link_in_memory, Job, MemoryInput};
+    use ptxld::internal::driver::{link_in_memory, Job, MemoryInput};
     let inputs: Vec<MemoryInput> = [("main", module(&[], &["f"])), ("lib", module(&["f"], &[]))]
         .into_iter()
         .map(|(n, t)| MemoryInput {
@@ -419,14 +422,14 @@ fn link_in_memory() {
     assert!(err.to_string().contains("undefined symbol: f"));
     // The library refuses a target the PTX ISA does not have, as the command line does.
     let mut job = Job::new("mem.ptx");
-    job.archs = vec!["sm_999".into()];
+    job.archs = vec!["sm_999".parse().unwrap()];
     let err = link_in_memory(&inputs, &job).unwrap_err();
     assert!(
         err.to_string()
             .contains("target: --arch sm_999 is not an architecture of the PTX ISA; known: sm_10"),
         "{err}"
     );
-    job.archs = vec!["sm_100f".into()];
+    job.archs = vec!["sm_100f".parse().unwrap()];
     assert!(link_in_memory(&inputs, &job).is_ok());
 }
 

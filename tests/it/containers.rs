@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::support::*;
-use ptxld::container::fatbin;
+use ptxld::internal::input::fatbin;
 
 fn ok(out: Output) -> Output {
     assert!(
@@ -74,7 +74,7 @@ fn fatbin_entries_round_trip_through_our_reader() {
     let obj = d.join("app.o");
     link(&["--arch", "sm_80", "--arch", "sm_90", "-o", s(&obj)]);
     let bytes = std::fs::read(&obj).unwrap();
-    let (_, section) = ptxld::container::elf::fatbin_section(&bytes).unwrap();
+    let (_, section) = ptxld::internal::input::container::fatbin_section(&bytes).unwrap();
     assert_eq!(section, &data[..]);
 }
 
@@ -325,7 +325,7 @@ fn ptx_payloads(path: &Path) -> Vec<Vec<u8>> {
     let bytes = if fatbin::is_fatbin(&data) {
         data.clone()
     } else {
-        ptxld::container::elf::fatbin_section(&data)
+        ptxld::internal::input::container::fatbin_section(&data)
             .unwrap()
             .1
             .to_vec()

@@ -47,12 +47,15 @@ fn base_name(quoted: &str) -> String {
 /// Reads what `inputs` promise: `units[i]` is the CU name of the i-th input, `None` for
 /// an input without `.debug_info`.
 fn expected(inputs: &[(PathBuf, Option<&str>)]) -> Expected {
-    use ptxld::ir::ItemKind;
+    use ptxld::internal::ir::ItemKind;
     let mut e = Expected::default();
     for (path, unit) in inputs {
         let src = std::fs::read(path).unwrap();
-        let m = ptxld::parse_module(ptxld::source::FileId(0), &src).module;
-        let text = |s: ptxld::source::Span| String::from_utf8_lossy(&src[s.range()]).into_owned();
+        let m =
+            ptxld::internal::parse::parse_module(ptxld::internal::source::FileId(0), &src).module;
+        let text = |s: ptxld::internal::source::Span| {
+            String::from_utf8_lossy(&src[s.range()]).into_owned()
+        };
         let has_info = m
             .items
             .iter()

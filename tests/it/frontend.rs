@@ -6,12 +6,12 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::*;
-use ptxld::describe::describe;
-use ptxld::emit::write_module;
-use ptxld::input::Bytes;
-use ptxld::ir::{Linkage, Module, SymbolKind};
-use ptxld::parse::parse_module;
-use ptxld::source::{FileId, SourceFile};
+use ptxld::internal::describe::describe;
+use ptxld::internal::input::Bytes;
+use ptxld::internal::ir::{Linkage, Module, SymbolKind};
+use ptxld::internal::parse::parse_module;
+use ptxld::internal::source::{FileId, SourceFile};
+use ptxld::internal::write::emit::write_module;
 
 fn load(path: &Path) -> SourceFile {
     let bytes = std::fs::read(path).unwrap();
@@ -22,7 +22,7 @@ fn parse_clean(path: &Path) -> (SourceFile, Module) {
     let f = load(path);
     let p = parse_module(FileId(0), f.bytes());
     if !p.diagnostics.is_empty() {
-        let mut map = ptxld::source::SourceMap::new();
+        let mut map = ptxld::internal::source::SourceMap::new();
         map.add(load(path));
         let msgs: Vec<String> = p.diagnostics.iter().map(|d| d.render(&map)).collect();
         panic!(
@@ -57,7 +57,7 @@ fn every_fixture_round_trips_byte_for_byte() {
         let mut pos = 0;
         for item in &m.items {
             let gap = &f.bytes()[pos..item.span.lo as usize];
-            let only_trivia = ptxld::lexer::lex(FileId(0), gap).tokens.is_empty();
+            let only_trivia = ptxld::internal::lex::lex(FileId(0), gap).tokens.is_empty();
             assert!(
                 only_trivia,
                 "{}: tokens between items at {pos}",
@@ -83,7 +83,7 @@ fn symbol_names_and_map_comments_are_what_the_source_says() {
             );
         }
         // Exactly the `//:` comments are kept.
-        let all = ptxld::lexer::lex(FileId(0), f.bytes()).comments;
+        let all = ptxld::internal::lex::lex(FileId(0), f.bytes()).comments;
         let want: Vec<_> = all
             .into_iter()
             .filter(|&c| f.slice(c).starts_with(b"//:"))
@@ -109,18 +109,19 @@ call.uni (retval0), g, (param0);\n}\n\
 call.uni (retval0), g, (in);\n\
 ret;\n}\n";
     let p = parse_module(FileId(0), src);
-    let text = |span: ptxld::source::Span| std::str::from_utf8(&src[span.range()]).unwrap();
+    let text =
+        |span: ptxld::internal::source::Span| std::str::from_utf8(&src[span.range()]).unwrap();
     let calls = &p.module.calls;
     assert_eq!(calls.len(), 3);
     // (declaration's line, its `.align`) for the argument and the return value.
-    let line = |span: ptxld::source::Span| {
+    let line = |span: ptxld::internal::source::Span| {
         src[..span.lo as usize]
             .iter()
             .filter(|&&b| b == b'\n')
             .count()
             + 1
     };
-    let decl = |o: &ptxld::ir::CallOperand| {
+    let decl = |o: &ptxld::internal::ir::CallOperand| {
         o.decl.as_ref().map(|d| {
             assert_eq!(text(d.name), text(o.span));
             (line(d.name), d.align.map(|(n, span)| (n, text(span))))
@@ -432,7 +433,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// The module and diagnostics with tokens left out, for comparing a compact parse
 /// with a full one.
-fn without_tokens(mut p: ptxld::parse::Parsed) -> String {
+fn without_tokens(mut p: ptxld::internal::parse::Parsed) -> String {
     p.module.release_tokens();
     format!("{:#?}\n{:#?}", p.module, p.diagnostics)
 }
@@ -443,7 +444,7 @@ fn without_tokens(mut p: ptxld::parse::Parsed) -> String {
 /// checked both ways.
 #[test]
 fn register_declarations_and_labels_of_every_shape_parse_as_in_a_full_parse() {
-    use ptxld::parse::{parse_module_deferred, parse_module_into};
+    use ptxld::internal::parse::{parse_module_deferred, parse_module_into};
     let shapes = [
         ".reg .b32 %r<4>;",
         ".reg .pred %p;",
@@ -497,7 +498,7 @@ fn register_declarations_and_labels_of_every_shape_parse_as_in_a_full_parse() {
 /// at the end of the input.
 #[test]
 fn instructions_of_every_shape_parse_as_in_a_full_parse() {
-    use ptxld::parse::{parse_module_deferred, parse_module_into};
+    use ptxld::internal::parse::{parse_module_deferred, parse_module_into};
     let shapes = [
         "mov.u32 %r1, %r2;",
         "add.s32 %r1, %r2, 4;",
@@ -597,7 +598,7 @@ fn instructions_of_every_shape_parse_as_in_a_full_parse() {
 /// its bytes corrupted, or a `%`-name declared at module scope.
 #[test]
 fn compact_parse_builds_the_same_module_as_a_full_parse() {
-    use ptxld::parse::{parse_module_deferred, parse_module_into};
+    use ptxld::internal::parse::{parse_module_deferred, parse_module_into};
     let files = ptx_files(&root().join("fixtures"));
     assert!(files.len() >= 100, "only {} fixtures", files.len());
     let check = |name: &str, src: &[u8]| {
@@ -610,11 +611,11 @@ fn compact_parse_builds_the_same_module_as_a_full_parse() {
         let src = std::fs::read(path).unwrap();
         let name = path.display().to_string();
         check(&name, &src);
-        compacted += ptxld::lexer::lex_bodies_into(
+        compacted += ptxld::internal::lex::lex_bodies_into(
             FileId(0),
             &src,
             Vec::new(),
-            ptxld::lexer::Bodies::Deferred,
+            ptxld::internal::lex::Bodies::Deferred,
         )
         .compacted
         .len();

@@ -385,8 +385,8 @@ fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
 /// except the modules with DWARF sections, which the debug-section merge decodes.
 #[test]
 fn the_layout_reads_no_input_again() {
-    use ptxld::driver::{link_job, InputSpec, Job};
-    ptxld::input::keep_files_open(256);
+    use ptxld::internal::driver::{link_job, InputSpec, Job};
+    ptxld::internal::input::keep_files_open(256);
     let cases = [
         // The caller's call-block `.param` is raised to `.align 8`.
         ("aggregate-param-align-fixed", ".align 8"),

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use object::read::archive::ArchiveFile;
-use ptxld::emit::write_module;
-use ptxld::parse::parse_module;
-use ptxld::source::FileId;
+use ptxld::internal::parse::parse_module;
+use ptxld::internal::source::FileId;
+use ptxld::internal::write::emit::write_module;
 
 const ACCEL_DIR: &str = "/usr/lib/gcc/x86_64-linux-gnu/12/accel/nvptx-none";
 

@@ -10,9 +10,9 @@ use anyhow::anyhow;
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 
-use ptxld::driver::{InputSpec, Job};
-use ptxld::link::header::parse_version;
-use ptxld::write::Emit;
+use ptxld::internal::driver::{InputSpec, Job};
+#[cfg(test)]
+use ptxld::OutputKind;
 
 use crate::cli::{self, spelling, Modes, ALONE, CHECK, INPUTS, LINK, OPTIONS, PARSE};
 use crate::rsp;
@@ -273,9 +273,13 @@ fn link_options(m: &ArgMatches, job: &mut Job) {
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     job.undefined = strings("undefined");
-    job.archs = strings("arch");
-    job.ptx_version = last("ptx-version").and_then(|v| parse_version(&v));
-    job.emit = last("emit").and_then(|e| Emit::parse(&e));
+    // The options table's value parsers accept only what these parse.
+    job.archs = strings("arch")
+        .iter()
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    job.ptx_version = last("ptx-version").and_then(|v| v.parse().ok());
+    job.emit = last("emit").and_then(|e| e.parse().ok());
     if let Some(s) = last("symbol") {
         job.symbol = s;
     }
@@ -512,7 +516,7 @@ mod tests {
             panic!("not a link")
         };
         assert_eq!(job.output, std::path::Path::new("b"));
-        assert_eq!(job.emit, Some(Emit::Obj));
+        assert_eq!(job.emit, Some(OutputKind::Obj));
         let gc = |args: &[&str]| match parse(os(args)).unwrap() {
             Parsed::Run(o) => match o.mode {
                 Mode::Link(job) => job.gc_sections,

@@ -353,11 +353,13 @@ fn parser(v: Value) -> Option<ValueParser> {
                 Err(e) => Err(e.to_string()),
             }
         }),
-        Value::Target => PossibleValuesParser::new(ptxld::link::header::known_targets()).into(),
+        Value::Target => {
+            PossibleValuesParser::new(ptxld::internal::link::header::known_targets()).into()
+        }
         Value::Version => ValueParser::new(|s: &str| -> Result<String, String> {
-            ptxld::link::header::parse_version(s)
+            s.parse::<ptxld::PtxVersion>()
                 .map(|_| s.to_string())
-                .ok_or_else(|| "needs MAJOR.MINOR, such as 8.0".into())
+                .map_err(|_| "needs MAJOR.MINOR, such as 8.0".into())
         }),
         Value::Identifier(_) => ValueParser::new(|s: &str| -> Result<String, String> {
             let ok = !s.is_empty()

@@ -1,5 +1,5 @@
 //! The `ptxld` command line: arguments in ([`args`], from the options table in
-//! [`cli`]), a [`ptxld::driver::Job`] out; the library does the rest (the `Build`
+//! [`cli`]), a [`ptxld::internal::driver::Job`] out; the library does the rest (the `Build`
 //! API for cargo build scripts uses the same driver). Everything here is the
 //! command's own: process set-up, signals, fork-and-report, and how messages reach
 //! the terminal.
@@ -7,10 +7,10 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use ptxld::describe::describe;
-use ptxld::diag::{Code, Diagnostic, Report};
-use ptxld::driver;
-use ptxld::frontend::{check_files, parse_files};
+use ptxld::internal::describe::describe;
+use ptxld::internal::diag::{Code, Diagnostic, Report};
+use ptxld::internal::driver;
+use ptxld::internal::frontend::{check_files, parse_files};
 
 mod args;
 mod cli;
@@ -177,7 +177,7 @@ fn main() -> ExitCode {
     let reporter = options.fork.then(early_exit::fork).flatten();
     // Before the first thread starts too (see the function), and after the fork: a
     // child's descriptor table is copied only as large as its open descriptors need.
-    ptxld::input::keep_files_open(options.inputs);
+    ptxld::internal::input::keep_files_open(options.inputs);
     // SIGINT, SIGTERM or SIGHUP while the output is being written leave no temporary.
     signals::install();
     // An input cut short while mapped fails the link instead of crashing it.

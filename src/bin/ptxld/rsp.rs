@@ -107,12 +107,15 @@ pub fn expand(args: Vec<OsString>) -> Result<(Vec<OsString>, Vec<PathBuf>), Stri
                 name.display()
             ));
         }
-        let text = ptxld::input::read_limited(&name, MAX_BYTES - total).map_err(|e| match e {
-            ptxld::input::InputError::Io { source, .. } => {
-                format!("cannot read response file {}: {source}", name.display())
-            }
-            e => format!("response file {e}"),
-        })?;
+        let text =
+            ptxld::internal::input::read_limited(&name, MAX_BYTES - total).map_err(
+                |e| match e {
+                    ptxld::internal::input::InputError::Io { source, .. } => {
+                        format!("cannot read response file {}: {source}", name.display())
+                    }
+                    e => format!("response file {e}"),
+                },
+            )?;
         total += text.len() as u64;
         if total > MAX_BYTES {
             return Err(format!(

@@ -5,7 +5,7 @@
 //! whose default action kills the process (and the command, which dies the way its
 //! linking child did). An input that another program truncates while ptxld links
 //! it is such a file. The library enters every mapping in a registry that can be
-//! searched from a signal handler ([`ptxld::input::mapped_file_at`]); this handler
+//! searched from a signal handler ([`ptxld::internal::input::mapped_file_at`]); this handler
 //! looks up the faulting address there and, when it lies in an input's mapping,
 //! reports the input as changed (the message the library gives for a change it
 //! notices itself), removes the temporary output and exits with status 1. Any other
@@ -35,12 +35,12 @@ fn on_sigbus(info: &siginfo_t) {
     if info.si_code > 0 {
         // SAFETY: a kernel-raised SIGBUS carries `si_addr`.
         let addr = unsafe { info.si_addr() } as usize;
-        if let Some(name) = ptxld::input::mapped_file_at(addr) {
+        if let Some(name) = ptxld::internal::input::mapped_file_at(addr) {
             write_all(b"ptxld: error: input ");
             write_all(name.to_bytes());
-            write_all(ptxld::input::CHANGED.as_bytes());
+            write_all(ptxld::internal::input::CHANGED.as_bytes());
             write_all(b"\n");
-            ptxld::write::output::remove_temporaries();
+            ptxld::internal::write::output::remove_temporaries();
             // SAFETY: ends the process at once, running nothing else of it.
             unsafe { libc::_exit(1) };
         }

@@ -5,7 +5,7 @@
 //!
 //! The handlers run in the signal handler itself, not on a thread that waits for the
 //! signal: the work is one async-signal-safe call
-//! ([`ptxld::write::output::remove_temporaries`]) and `_exit`, and nothing then has to
+//! ([`ptxld::internal::write::output::remove_temporaries`]) and `_exit`, and nothing then has to
 //! start a thread. When the command forked (`early_exit.rs`), the parent passes
 //! these signals on to the linking child, whose handlers are the ones installed
 //! here, and ends with the child's status.
@@ -21,7 +21,7 @@ pub fn install() {
         // swaps and `unlink`, no lock, no allocation) and `_exit`.
         let _ = unsafe {
             signal_hook::low_level::register(sig, move || {
-                ptxld::write::output::remove_temporaries();
+                ptxld::internal::write::output::remove_temporaries();
                 signal_hook::low_level::exit(128 + sig);
             })
         };

@@ -70,7 +70,7 @@ struct Writer<'i, 'a> {
 pub(crate) struct DebugInfo<'d> {
     pub dwarf: Dwarf,
     pub files: &'d FileNumbers,
-    pub merged: Option<&'d Merged>,
+    pub merged: Option<&'d Merged<'d>>,
 }
 
 pub(crate) fn write(

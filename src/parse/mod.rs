@@ -9,8 +9,7 @@ mod decl;
 mod expr;
 mod items;
 mod resolve;
-
-pub(crate) use expr::is_binop;
+mod section;
 
 pub use cursor::parse_int;
 pub use items::parse_arch;

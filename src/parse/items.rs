@@ -2,7 +2,7 @@
 
 use super::cursor::{Cursor, PResult, Reported};
 use super::decl::{check_size, declarator, param_list, type_spec};
-use super::expr::expr;
+use super::expr::{expr, is_binop};
 use super::section::Decoder;
 use crate::ir::{
     Arch, Body, FileDirective, FuncDecl, FuncDirective, FuncKind, Header, Item, ItemKind, Linkage,
@@ -417,15 +417,26 @@ fn section(c: &mut Cursor) -> PResult<ItemKind> {
         }
         c.bump();
         loop {
-            let before = c.pos;
-            expr(c, &mut s.ident_refs, true, 0)?;
-            let value = &c.toks[before..c.pos];
-            for tok in value {
-                if tok.kind == TokenKind::Directive {
-                    s.section_refs.push(tok.span());
+            // Most data is integers alone (`.b8 1,2,...`): `expr` would read just the
+            // one token, with nothing to report or collect, at several times the cost.
+            let int_alone = c.at_kind(TokenKind::Int)
+                && c.peek_at(1).is_none_or(|n| {
+                    n.kind != TokenKind::Punct || c.text(n) == b"," || !is_binop(c.text(n))
+                });
+            if int_alone {
+                let t = c.bump();
+                data.int(c.src, t, width);
+            } else {
+                let before = c.pos;
+                expr(c, &mut s.ident_refs, true, 0)?;
+                let value = &c.toks[before..c.pos];
+                for tok in value {
+                    if tok.kind == TokenKind::Directive {
+                        s.section_refs.push(tok.span());
+                    }
                 }
+                data.value(c.src, value, width);
             }
-            data.value(c.src, value, width);
             // Data items are separated by `,`; the list ends at the first token that
             // is not a `,` (newlines carry no meaning in PTX).
             if !c.eat_punct(b",") {

@@ -18,7 +18,8 @@ use crate::lexer::{Token, TokenKind};
 use crate::source::Span;
 
 /// Decodes one block from what the parser accepts in it: each label ([`label`]) and
-/// each value with its tokens ([`value`]), then [`finish`] with the block's tokens.
+/// each value with its tokens ([`value`], or [`int`] for an integer alone), then
+/// [`finish`] with the block's tokens.
 ///
 /// The parser's grammar for a block (labels, data directives, comma-separated
 /// constant expressions, optional `;`) contains the decoder's, so a block the
@@ -29,6 +30,7 @@ use crate::source::Span;
 ///
 /// [`label`]: Decoder::label
 /// [`value`]: Decoder::value
+/// [`int`]: Decoder::int
 /// [`finish`]: Decoder::finish
 #[derive(Default)]
 pub(super) struct Decoder {
@@ -66,6 +68,29 @@ impl Decoder {
         self.diverged = !(r.value(width).is_ok() && r.pos == toks.len());
     }
 
+    /// A value that is an integer token `t` alone (in `src`), as [`Decoder::value`]
+    /// takes it. Most data is (`.b8 1,2,...`): a plain decimal that fits is read
+    /// here, at a fraction of the cost of `Reader::value`.
+    pub fn int(&mut self, src: &[u8], t: Token, width: u8) {
+        if self.diverged {
+            return;
+        }
+        let room = self.data.bytes.len() < (u32::MAX - 8) as usize;
+        match decimal(t.text(src)) {
+            Some(v) if room && (width == 8 || v >> (8 * u32::from(width)) == 0) => {
+                if width == 1 {
+                    self.data.bytes.push(v as u8);
+                } else {
+                    let bytes = v.to_le_bytes();
+                    self.data
+                        .bytes
+                        .extend_from_slice(&bytes[..usize::from(width)]);
+                }
+            }
+            _ => self.value(src, std::slice::from_ref(&t), width),
+        }
+    }
+
     /// The block's data; `toks` are the tokens between its braces.
     pub fn finish(self, src: &[u8], toks: &[Token]) -> Box<Result<SectionData, Unsupported>> {
         if self.diverged {
@@ -95,6 +120,24 @@ fn decode(src: &[u8], toks: &[Token]) -> Result<SectionData, Unsupported> {
     }
     .run()?;
     Ok(data)
+}
+
+/// The value of a decimal literal of at most 19 digits, without a leading zero
+/// unless it is `0`: what [`parse_int`] gives for it, without its checks for the
+/// other forms.
+fn decimal(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || text.len() > 19 || (text.len() > 1 && text[0] == b'0') {
+        return None;
+    }
+    let mut v = 0u64;
+    for &b in text {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    Some(v)
 }
 
 /// The offset the next datum of `block` gets; blocks stay below 4 GiB.
@@ -333,6 +376,53 @@ mod tests {
         };
         let shown: Vec<&str> = toks.iter().map(|s| &text[s.range()]).collect();
         assert_eq!(shown, ["Lend", "-", "Lbegin", "+", "4"]);
+    }
+
+    /// The fast reading of decimal literals agrees with [`parse_int`] wherever it
+    /// answers, and answers for the plain decimals producers write.
+    #[test]
+    fn decimals_read_as_parse_int_reads_them() {
+        for text in [
+            "0",
+            "1",
+            "9",
+            "10",
+            "255",
+            "256",
+            "65535",
+            "4294967296",
+            "1234567890123456789",
+            "9999999999999999999",
+            "18446744073709551615",
+            "00",
+            "07",
+            "08",
+            "0x1F",
+            "0b1",
+            "12U",
+            "1a",
+            "",
+            "-1",
+        ] {
+            let fast = decimal(text.as_bytes());
+            if fast.is_some() {
+                assert_eq!(fast, parse_int(text.as_bytes()), "{text}");
+            }
+            let plain = !text.is_empty()
+                && text.len() <= 19
+                && text.bytes().all(|b| b.is_ascii_digit())
+                && (text == "0" || !text.starts_with('0'));
+            assert_eq!(fast.is_some(), plain, "{text}");
+        }
+        // Every width's limits, in step and alone (the checks of `block`).
+        for text in [
+            ".section .x { .b8 0, 255 .b16 65535 .b32 4294967295 .b64 18446744073709551615 }",
+            ".section .x { .b8 0x10, 010, 7U .b64 9999999999999999999 }",
+            ".section .x { .b16 65536 }",
+            ".section .x { .b32 4294967296 }",
+        ] {
+            let _ = block(text);
+        }
     }
 
     /// Every prefix of a block with each kind of datum: refused or decoded, never a

@@ -70,8 +70,70 @@ pub struct Section {
     pub section_refs: Vec<Span>,
     /// Spans of identifiers used as data (labels, symbols).
     pub ident_refs: Vec<Span>,
-    /// Bytes of data in the block.
-    pub size: u64,
+    /// The block decoded as the DWARF merge reads it, or why it cannot be: decoded
+    /// while parsing, from the same tokens. A failure is no parse error: it is
+    /// reported only if the debug sections are merged (docs/linking.md, "Debug
+    /// information"). Out of line, so that a section is a smaller item than a
+    /// function: every item of every module pays for the largest kind.
+    pub data: Box<Result<SectionData, Unsupported>>,
+}
+
+/// One debug `.section` block decoded: the bytes ptxas lays out, the words whose
+/// value is symbolic (relocations), and the labels.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SectionData {
+    /// The data, with symbolic words as zeros.
+    pub bytes: Vec<u8>,
+    /// The symbolic words, sorted by offset, never overlapping.
+    pub relocs: Vec<Reloc>,
+    /// Labels: offset in `bytes` and name (a span of the module's source), in order.
+    pub labels: Vec<(u32, Span)>,
+}
+
+/// A word of a debug section whose value ptxas computes (a relocation in the cubin).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reloc {
+    /// Offset of the word in the block.
+    pub at: u32,
+    /// 4 or 8 bytes.
+    pub width: u8,
+    /// What it refers to.
+    pub value: RelocValue,
+}
+
+/// The value of a symbolic word of a debug section.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RelocValue {
+    /// `.debug_loc+133`: an offset into a section of this module.
+    Section {
+        /// The section name as written (`.debug_loc`).
+        name: Vec<u8>,
+        /// The offset.
+        addend: i64,
+    },
+    /// Labels and symbols with `+`, `-` and integers, e.g. `Lfunc_begin0`: the tokens
+    /// (the identifiers among them are renamed on output).
+    Expr(Vec<Span>),
+}
+
+/// What the DWARF merge cannot handle in a module's debug data (the module then
+/// loses it): where, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    /// In the module's source.
+    pub span: Span,
+    /// A noun phrase: "DWARF version 5", "64-bit DWARF", ...
+    pub what: String,
+}
+
+impl Unsupported {
+    /// `what` is not supported, at `span`.
+    pub fn at(span: Span, what: impl Into<String>) -> Unsupported {
+        Unsupported {
+            span,
+            what: what.into(),
+        }
+    }
 }
 
 /// A variable declaration or definition.
@@ -361,6 +423,16 @@ mod tests {
     fn parameters_stay_small() {
         assert_eq!(std::mem::size_of::<Param>(), 48);
         assert_eq!(std::mem::size_of::<ParamSpec>(), 24);
+    }
+
+    /// An item is as large as a function, its largest kind: a debug section (whose
+    /// data is out of line) costs the items of other modules nothing.
+    #[test]
+    fn items_are_as_large_as_a_function() {
+        assert_eq!(
+            std::mem::size_of::<ItemKind>(),
+            std::mem::size_of::<FuncDecl>()
+        );
     }
 
     /// A parameter's dimensions, kept out of line only for an aggregate.

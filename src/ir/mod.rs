@@ -22,7 +22,8 @@ mod types;
 pub use header::{Arch, Header, Target, TexMode, Version};
 pub use items::{
     Body, CallOperand, CallSite, Declarator, FileDirective, FuncDecl, FuncDirective, FuncKind,
-    Initializer, Item, ItemKind, LocalParam, Locs, Param, ParamSpec, Section, Signature, VarDecl,
+    Initializer, Item, ItemKind, LocalParam, Locs, Param, ParamSpec, Reloc, RelocValue, Section,
+    SectionData, Signature, Unsupported, VarDecl,
 };
 pub use kept::KeptText;
 pub use symbols::{Decl, Decls, RefKind, Reference, Symbol, SymbolKind};

@@ -57,7 +57,7 @@ pub(crate) struct Analysis<'a> {
     /// One per target of [`LinkOptions::targets`]; empty when a header failed to
     /// merge.
     pub headers: Vec<MergedHeader>,
-    pub debug: DebugPlan,
+    pub debug: DebugPlan<'a>,
     /// Variables in output order (each after the variables its initializer names);
     /// empty when the link failed.
     pub variable_order: Vec<u32>,

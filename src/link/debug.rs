@@ -11,10 +11,10 @@ use super::inputs::Inputs;
 
 /// The debug information of the output: the policy, the numbering of `.file`
 /// directives, and with [`Dwarf::Merge`] the merged sections.
-pub(crate) struct DebugPlan {
+pub(crate) struct DebugPlan<'a> {
     pub dwarf: Dwarf,
     pub files: FileNumbers,
-    pub merged: Option<Merged>,
+    pub merged: Option<Merged<'a>>,
 }
 
 /// How debug sections are carried over.

@@ -2,8 +2,9 @@
 //! (docs/linking.md, "Debug information"; the measurements behind every rule are in
 //! research/dwarf-merge/REPORT.md).
 //!
-//! Each module's blocks are decoded into bytes, relocations and labels ([`block`]).
-//! Then, in link order:
+//! Each module's blocks were decoded into bytes, relocations and labels by the
+//! parser ([`crate::ir::SectionData`]); the merge reads them from the IR, never the
+//! blocks' text. Then, in link order:
 //! * its `.debug_info` is re-encoded against one union abbreviation table ([`info`]):
 //!   ptxas looks abbreviations up by position in the table at `.debug_abbrev+0`,
 //!   so per-module tables cannot be concatenated. `DW_AT_decl_file` and
@@ -19,50 +20,32 @@
 //! naming the file and the reason; the others are unaffected. Nothing here panics
 //! on bad input.
 
-mod block;
 mod info;
+
+use std::borrow::Cow;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::diag::{Code, Diagnostic};
-use crate::ir::ItemKind;
+use crate::ir::{ItemKind, RelocValue, SectionData, Unsupported};
 use crate::source::Span;
 
-use self::block::{Block, Value};
 use super::inputs::Inputs;
 use crate::write::rope::Rope;
 
-/// Why a module's debug data is dropped: where, and what is not supported.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Unsupported {
-    /// In the module's source.
-    pub span: Span,
-    /// A noun phrase: "DWARF version 5", "64-bit DWARF", ...
-    pub what: String,
-}
-
-impl Unsupported {
-    pub fn at(span: Span, what: impl Into<String>) -> Unsupported {
-        Unsupported {
-            span,
-            what: what.into(),
-        }
-    }
-}
-
-/// One section block of a module, decoded.
-struct ModuleBlock {
-    name: Vec<u8>,
-    block: Block,
+/// One section block of a module, as the parser decoded it.
+struct ModuleBlock<'a> {
+    name: &'a [u8],
+    block: &'a SectionData,
     /// The section name in the source (where messages point).
     at: Span,
 }
 
-/// The merged debug sections, ready to be written.
-pub(crate) struct Merged {
+/// The merged debug sections, ready to be written; they borrow the modules' blocks.
+pub(crate) struct Merged<'a> {
     /// In order of first appearance; `.debug_abbrev` is the union table.
-    sections: Vec<(Vec<u8>, Vec<Part>)>,
+    sections: Vec<(&'a [u8], Vec<Part<'a>>)>,
     /// Per module: true unless its debug data was dropped.
     pub kept: Vec<bool>,
     /// One per dropped module.
@@ -70,9 +53,14 @@ pub(crate) struct Merged {
 }
 
 /// One module's data in a merged section.
-struct Part {
+struct Part<'a> {
     module: u32,
-    block: Block,
+    /// The module's block, or what replaces it (the re-encoded `.debug_info`, the
+    /// union table).
+    block: Cow<'a, SectionData>,
+    /// The offset of each section-relative word of `block`
+    /// ([`RelocValue::Section`]), in order, moved into the merged section.
+    addends: Vec<i64>,
 }
 
 const ABBREV: &[u8] = b".debug_abbrev";
@@ -81,10 +69,10 @@ const LINE: &[u8] = b".debug_line";
 
 /// Merges the debug sections of `inputs`; `files[m]` maps module m's `.file` numbers
 /// to the merged module's.
-pub(crate) fn merge(inputs: &Inputs, files: &[FxHashMap<u32, u32>]) -> Merged {
-    let decoded: Vec<Result<Vec<ModuleBlock>, Unsupported>> = (0..inputs.modules.len())
+pub(crate) fn merge<'a>(inputs: &Inputs<'a>, files: &[FxHashMap<u32, u32>]) -> Merged<'a> {
+    let decoded: Vec<Result<Vec<ModuleBlock<'a>>, Unsupported>> = (0..inputs.modules.len())
         .into_par_iter()
-        .map(|mi| decode_module(inputs, mi as u32))
+        .map(|mi| module_blocks(inputs, mi as u32))
         .collect();
     let mut merged = Merged {
         sections: Vec::new(),
@@ -92,10 +80,11 @@ pub(crate) fn merge(inputs: &Inputs, files: &[FxHashMap<u32, u32>]) -> Merged {
         warnings: Vec::new(),
     };
     let mut union = info::Union::default();
-    let mut totals: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
+    let mut totals: FxHashMap<&[u8], u64> = FxHashMap::default();
     for (mi, blocks) in decoded.into_iter().enumerate() {
         let before = union.len();
-        let parts = blocks.and_then(|b| merge_module(b, &files[mi], &mut union, &totals));
+        let parts =
+            blocks.and_then(|b| merge_module(mi as u32, b, &files[mi], &mut union, &totals));
         let parts = match parts {
             Ok(p) => p,
             Err(u) => {
@@ -105,8 +94,8 @@ pub(crate) fn merge(inputs: &Inputs, files: &[FxHashMap<u32, u32>]) -> Merged {
                 continue;
             }
         };
-        for (name, block) in parts {
-            *totals.entry(name.clone()).or_insert(0) += block.bytes.len() as u64;
+        for (name, part) in parts {
+            *totals.entry(name).or_insert(0) += part.block.bytes.len() as u64;
             let at = match merged.sections.iter().position(|(n, _)| *n == name) {
                 Some(at) => at,
                 None => {
@@ -115,25 +104,23 @@ pub(crate) fn merge(inputs: &Inputs, files: &[FxHashMap<u32, u32>]) -> Merged {
                 }
             };
             if merged.sections[at].0 != ABBREV {
-                merged.sections[at].1.push(Part {
-                    module: mi as u32,
-                    block,
-                });
+                merged.sections[at].1.push(part);
             }
         }
     }
     // The union table takes the place of the first module's table.
-    let table = Block {
+    let table = SectionData {
         bytes: union.encode(),
-        ..Block::default()
+        ..SectionData::default()
     };
     merged.sections.retain_mut(|(name, parts)| {
-        if name != ABBREV {
+        if *name != ABBREV {
             return true;
         }
         parts.push(Part {
             module: 0,
-            block: table.clone(),
+            block: Cow::Owned(table.clone()),
+            addends: Vec::new(),
         });
         !union.is_empty()
     });
@@ -154,8 +141,8 @@ fn dropped(inputs: &Inputs, mi: u32, u: &Unsupported) -> Diagnostic {
     )
 }
 
-/// Decodes every `.section` block of module `mi`.
-fn decode_module(inputs: &Inputs, mi: u32) -> Result<Vec<ModuleBlock>, Unsupported> {
+/// Every `.section` block of module `mi`, or the first that cannot be merged.
+fn module_blocks<'a>(inputs: &Inputs<'a>, mi: u32) -> Result<Vec<ModuleBlock<'a>>, Unsupported> {
     let m = &inputs.modules[mi as usize];
     let mut out: Vec<ModuleBlock> = Vec::new();
     for item in &m.items {
@@ -165,7 +152,7 @@ fn decode_module(inputs: &Inputs, mi: u32) -> Result<Vec<ModuleBlock>, Unsupport
         // Asked for here: most modules have no section, and their files need not be
         // mapped.
         let src = inputs.src(mi);
-        let name = src[sec.name.range()].to_vec();
+        let name = &src[sec.name.range()];
         if out.iter().any(|b| b.name == name) {
             // ptxas lays a repeated block over the first one (REPORT.md, rule 1).
             return Err(Unsupported::at(
@@ -174,7 +161,7 @@ fn decode_module(inputs: &Inputs, mi: u32) -> Result<Vec<ModuleBlock>, Unsupport
             ));
         }
         out.push(ModuleBlock {
-            block: block::decode(m.file, src, item.span, sec.size)?,
+            block: (*sec.data).as_ref().map_err(Unsupported::clone)?,
             name,
             at: sec.name,
         });
@@ -183,16 +170,18 @@ fn decode_module(inputs: &Inputs, mi: u32) -> Result<Vec<ModuleBlock>, Unsupport
 }
 
 /// A module's parts of the merged sections: section name and data.
-type Parts = Vec<(Vec<u8>, Block)>;
+type Parts<'a> = Vec<(&'a [u8], Part<'a>)>;
 
-/// The parts module `blocks` adds to the merged sections, with every section-relative
-/// word moved. `totals` holds the sizes of the merged sections so far.
-fn merge_module(
-    blocks: Vec<ModuleBlock>,
+/// The parts module `module` (of `blocks`) adds to the merged sections, with every
+/// section-relative word moved. `totals` holds the sizes of the merged sections so
+/// far.
+fn merge_module<'a>(
+    module: u32,
+    blocks: Vec<ModuleBlock<'a>>,
     files: &FxHashMap<u32, u32>,
     union: &mut info::Union,
-    totals: &FxHashMap<Vec<u8>, u64>,
-) -> Result<Parts, Unsupported> {
+    totals: &FxHashMap<&[u8], u64>,
+) -> Result<Parts<'a>, Unsupported> {
     let find = |n: &[u8]| blocks.iter().find(|b| b.name == n);
     let renumber = |f: u64| {
         let f = u32::try_from(f).ok()?;
@@ -206,7 +195,7 @@ fn merge_module(
                     "labels or symbolic values in `.debug_abbrev`",
                 ));
             }
-            let r = info::reencode(&i.block, &a.block.bytes, &renumber, union).map_err(|f| {
+            let r = info::reencode(i.block, &a.block.bytes, &renumber, union).map_err(|f| {
                 Unsupported::at(
                     i.at,
                     format!("{} (at offset {:#x} of `.debug_info`)", f.what, f.at),
@@ -225,14 +214,15 @@ fn merge_module(
     let base = |n: &[u8]| totals.get(n).copied().unwrap_or(0);
     let mut parts = Vec::with_capacity(blocks.len());
     for b in blocks {
-        let mut block = match (&*b.name, &mut reencoded) {
+        let block = match (b.name, &mut reencoded) {
             // Replaced by the union table (a table no unit uses is dropped).
-            (ABBREV, _) => Block::default(),
-            (INFO, Some(r)) => std::mem::take(&mut r.block),
-            _ => b.block,
+            (ABBREV, _) => Cow::Owned(SectionData::default()),
+            (INFO, Some(r)) => Cow::Owned(std::mem::take(&mut r.block)),
+            _ => Cow::Borrowed(b.block),
         };
-        for r in &mut block.relocs {
-            let Value::Section { name, addend } = &mut r.value else {
+        let mut addends = Vec::new();
+        for r in &block.relocs {
+            let RelocValue::Section { name, addend } = &r.value else {
                 continue;
             };
             let new = match &**name {
@@ -249,23 +239,30 @@ fn merge_module(
             };
             let fits = |v: i64| v >= 0 && (r.width == 8 || v <= i64::from(u32::MAX));
             match new.filter(|&v| fits(v)) {
-                Some(v) => *addend = v,
+                Some(v) => addends.push(v),
                 None => {
                     let what = format!(
                         "the reference `{}{addend:+}` in `{}`",
                         String::from_utf8_lossy(name),
-                        String::from_utf8_lossy(&b.name)
+                        String::from_utf8_lossy(b.name)
                     );
                     return Err(Unsupported::at(b.at, what));
                 }
             }
         }
-        parts.push((b.name, block));
+        parts.push((
+            b.name,
+            Part {
+                module,
+                block,
+                addends,
+            },
+        ));
     }
     Ok(parts)
 }
 
-impl Merged {
+impl Merged<'_> {
     /// Writes the sections to `out`; `name(module, span)` is the output text of the
     /// token at `span` in that module (a label or symbol renamed, else as written).
     pub fn write(&self, out: &mut Rope, name: &dyn Fn(u32, Span) -> Vec<u8>) {
@@ -275,7 +272,7 @@ impl Merged {
             t.out.extend_from_slice(section);
             t.out.extend_from_slice(b"\n\t{\n");
             for p in parts {
-                t.block(&p.block, &|span| name(p.module, span));
+                t.block(&p.block, &p.addends, &|span| name(p.module, span));
             }
             t.end_run();
             t.out.extend_from_slice(b"\t}\n");
@@ -302,11 +299,13 @@ impl Text {
         }
     }
 
-    /// Appends `b`; `name(span)` is the output text of a token of its module.
-    fn block(&mut self, b: &Block, name: &dyn Fn(Span) -> Vec<u8>) {
+    /// Appends `b`, whose section-relative words have the offsets `addends` (in
+    /// order); `name(span)` is the output text of a token of its module.
+    fn block(&mut self, b: &SectionData, addends: &[i64], name: &dyn Fn(Span) -> Vec<u8>) {
         use std::io::Write as _;
         let mut labels = b.labels.iter().peekable();
         let mut relocs = b.relocs.iter().peekable();
+        let mut addends = addends.iter();
         let mut pos = 0usize;
         loop {
             while let Some(&(_, label)) = labels.next_if(|l| l.0 as usize == pos) {
@@ -321,13 +320,14 @@ impl Text {
                 self.end_run();
                 let _ = write!(self.out, ".b{} ", 8 * u32::from(r.width));
                 match &r.value {
-                    Value::Section { name, addend } => {
+                    RelocValue::Section { name, .. } => {
                         self.out.extend_from_slice(name);
-                        if *addend != 0 {
+                        let addend = addends.next().copied().unwrap_or(0);
+                        if addend != 0 {
                             let _ = write!(self.out, "+{addend}");
                         }
                     }
-                    Value::Expr(tokens) => {
+                    RelocValue::Expr(tokens) => {
                         for &span in tokens {
                             self.out.extend_from_slice(&name(span));
                         }
@@ -353,23 +353,41 @@ mod tests {
     use super::*;
     use crate::source::FileId;
 
-    /// The blocks of a module made of `sections` (`.section N { ... }` texts).
-    fn module(sections: &[&str]) -> Vec<ModuleBlock> {
+    use crate::ir::Module;
+
+    /// A module of `sections` (`.section N { ... }` texts), parsed.
+    fn module(sections: &[&str]) -> (String, Module) {
         let src = sections.join("\n");
-        let mut blocks = Vec::new();
-        let mut lo = 0;
-        for s in sections {
-            let span = Span::new(lo as u32, (lo + s.len()) as u32);
-            let name = s.split_whitespace().nth(1).unwrap().as_bytes().to_vec();
-            let block = block::decode(FileId(0), src.as_bytes(), span, 0).unwrap();
-            blocks.push(ModuleBlock {
-                name,
-                block,
-                at: span,
-            });
-            lo += s.len() + 1;
+        let m = crate::parse::parse_module(FileId(0), src.as_bytes()).module;
+        (src, m)
+    }
+
+    /// The blocks of `m` (parsed from `src`), as the merge reads them.
+    fn blocks<'a>(src: &'a str, m: &'a Module) -> Vec<ModuleBlock<'a>> {
+        m.items
+            .iter()
+            .filter_map(|i| match &i.kind {
+                ItemKind::Section(s) => Some(ModuleBlock {
+                    name: &src.as_bytes()[s.name.range()],
+                    block: (*s.data).as_ref().unwrap(),
+                    at: s.name,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The data of `p` as written: its section-relative words moved.
+    fn moved(p: &Part) -> SectionData {
+        let mut block = p.block.clone().into_owned();
+        let mut addends = p.addends.iter();
+        for r in &mut block.relocs {
+            if let RelocValue::Section { addend, .. } = &mut r.value {
+                *addend = *addends.next().unwrap();
+            }
         }
-        blocks
+        assert!(addends.next().is_none());
+        block
     }
 
     /// Abbreviations: 1 = compile unit (name string, location data4), 2 = variable
@@ -380,37 +398,42 @@ mod tests {
     const INFO_TEXT: &str = ".section .debug_info { .b32 19\n.b8 2,0\n.b32 .debug_abbrev\n.b8 8\n\
                         .b8 1,97,0\n.b32 .debug_loc+4\n.b8 2,98,0,1\n.b8 0 }";
 
+    /// A module's parts of the merged sections, as written: name and data.
+    type Written = Result<Vec<(Vec<u8>, SectionData)>, Unsupported>;
+
     /// Merges a module of `sections` after earlier modules that put 10 bytes in
     /// `.debug_loc`, 100 in `.debug_info`, 7 in `.debug_str` and one abbreviation in the
     /// union table; its file 1 becomes file 3.
-    fn merge_one(sections: &[&str]) -> (Result<Parts, Unsupported>, info::Union) {
-        let blocks = module(sections);
+    fn merge_one(sections: &[&str]) -> (Written, info::Union) {
+        let (src, m) = module(sections);
+        let blocks = blocks(&src, &m);
         let mut union = info::Union::default();
         union.code(&info::Abbrev {
             tag: 0x11,
             children: 0,
             attrs: Vec::new(),
         });
-        let totals: FxHashMap<Vec<u8>, u64> = [
-            (b".debug_loc".to_vec(), 10),
-            (INFO.to_vec(), 100),
-            (b".debug_str".to_vec(), 7),
+        let totals: FxHashMap<&[u8], u64> = [
+            (&b".debug_loc"[..], 10),
+            (INFO, 100),
+            (&b".debug_str"[..], 7),
         ]
         .into_iter()
         .collect();
         let files: FxHashMap<u32, u32> = [(1, 3)].into_iter().collect();
-        let r = merge_module(blocks, &files, &mut union, &totals);
+        let r = merge_module(0, blocks, &files, &mut union, &totals);
+        let r = r.map(|parts| parts.iter().map(|(n, p)| (n.to_vec(), moved(p))).collect());
         (r, union)
     }
 
-    fn section_refs(b: &Block) -> Vec<String> {
+    fn section_refs(b: &SectionData) -> Vec<String> {
         b.relocs
             .iter()
             .filter_map(|r| match &r.value {
-                Value::Section { name, addend } => {
+                RelocValue::Section { name, addend } => {
                     Some(format!("{}+{addend}", String::from_utf8_lossy(name)))
                 }
-                Value::Expr(_) => None,
+                RelocValue::Expr(_) => None,
             })
             .collect()
     }
@@ -462,13 +485,8 @@ mod tests {
     #[test]
     fn blocks_are_written_as_labels_and_data() {
         let text = ".section .debug_str { L0: .b8 1,2 .b32 .debug_loc+3 .b64 a+4 L1: }";
-        let b = block::decode(
-            FileId(0),
-            text.as_bytes(),
-            Span::new(0, text.len() as u32),
-            0,
-        )
-        .unwrap();
+        let (src, m) = module(&[text]);
+        let b = blocks(&src, &m)[0].block;
         let mut t = Text::default();
         let name = |s: Span| {
             let t = &text.as_bytes()[s.range()];
@@ -478,22 +496,88 @@ mod tests {
                 t.to_vec()
             }
         };
-        t.block(&b, &name);
+        // `.debug_loc+3` moved by 10 bytes of earlier modules.
+        t.block(b, &[13], &name);
         // A second module's part continues the `.b8` line.
         let tail = ".section .debug_str { .b8 3 }";
-        let b2 = block::decode(
-            FileId(0),
-            tail.as_bytes(),
-            Span::new(0, tail.len() as u32),
-            0,
-        )
-        .unwrap();
-        t.block(&b2, &name);
-        t.block(&b2, &name);
+        let (tail_src, tail_m) = module(&[tail]);
+        let b2 = blocks(&tail_src, &tail_m)[0].block;
+        t.block(b2, &[], &name);
+        t.block(b2, &[], &name);
         t.end_run();
         assert_eq!(
             String::from_utf8(t.out).unwrap(),
-            "L0:\n.b8 1,2\n.b32 .debug_loc+3\n.b64 a$m1+4\nL1:\n.b8 3,3\n"
+            "L0:\n.b8 1,2\n.b32 .debug_loc+13\n.b64 a$m1+4\nL1:\n.b8 3,3\n"
         );
+    }
+
+    /// The merge reads the blocks the parser decoded, never their text: merged from
+    /// sources whose bytes are all blanked except the section names, the modules
+    /// give the same sections, the same kept modules and the same warning (a block
+    /// the parser could not decode drops its module when the merge runs).
+    #[test]
+    fn the_merge_reads_the_blocks_from_the_ir_not_their_text() {
+        use crate::input::Bytes;
+        use crate::source::{SourceFile, SourceMap};
+        let refs = ".section .debug_pubnames { $L0: .b32 .debug_info+11\n.b64 $L0+4 }";
+        let texts = [
+            [ABBREV_TEXT, INFO_TEXT, refs].join("\n"),
+            [
+                ABBREV_TEXT,
+                INFO_TEXT,
+                ".section .debug_loc { .b8 1 .b32 2*3 }",
+            ]
+            .join("\n"),
+            [ABBREV_TEXT, INFO_TEXT, refs].join("\n"),
+        ];
+        let modules: Vec<Module> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| crate::parse::parse_module(FileId(i as u32), t.as_bytes()).module)
+            .collect();
+        let merged = |blank: bool| {
+            let mut sources = SourceMap::new();
+            for (i, (t, m)) in texts.iter().zip(&modules).enumerate() {
+                let mut bytes = t.as_bytes().to_vec();
+                if blank {
+                    let mut names = vec![false; bytes.len()];
+                    for item in &m.items {
+                        if let ItemKind::Section(s) = &item.kind {
+                            names[s.name.range()].fill(true);
+                        }
+                    }
+                    for (b, name) in bytes.iter_mut().zip(names) {
+                        if !name {
+                            *b = b' ';
+                        }
+                    }
+                }
+                sources.add(SourceFile::new(
+                    format!("m{i}.ptx"),
+                    None,
+                    Bytes::Owned(bytes),
+                ));
+            }
+            let inputs = Inputs {
+                sources: &sources,
+                modules: &modules,
+            };
+            let files = vec![[(1, 1)].into_iter().collect(); modules.len()];
+            let merged = merge(&inputs, &files);
+            let mut out = Rope::new();
+            merged.write(&mut out, &|mi, span| {
+                texts[mi as usize].as_bytes()[span.range()].to_vec()
+            });
+            let text = String::from_utf8(out.to_vec(&[])).unwrap();
+            (text, merged.kept.clone(), merged.warnings.clone())
+        };
+        let (text, kept, warnings) = merged(false);
+        assert_eq!(kept, [true, false, true], "{warnings:?}");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].message.contains("an operator other than"));
+        // The third module's reference moved by the first module's 23 bytes.
+        assert!(text.contains(".b32 .debug_info+11\n"), "{text}");
+        assert!(text.contains(".b32 .debug_info+34\n"), "{text}");
+        assert_eq!(merged(true), (text, kept, warnings));
     }
 }

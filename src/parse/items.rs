@@ -2,10 +2,12 @@
 
 use super::cursor::{Cursor, PResult, Reported};
 use super::decl::{check_size, declarator, param_list, type_spec};
-use super::expr::expr;
+use super::expr::{expr, is_binop};
+use super::section::Decoder;
 use crate::ir::{
     Arch, Body, FileDirective, FuncDecl, FuncDirective, FuncKind, Header, Item, ItemKind, Linkage,
-    Locs, Param, Section, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl, Version,
+    Locs, Param, Section, SectionData, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl,
+    Version,
 };
 use crate::lex::TokenKind;
 use crate::source::Span;
@@ -365,13 +367,16 @@ fn section(c: &mut Cursor) -> PResult<ItemKind> {
         _ => return Err(c.expected("a section name such as `.debug_info`")),
     };
     let open = c.expect_punct(b"{")?;
+    let first = c.pos;
     let mut s = Section {
         name,
         labels: Vec::new(),
         section_refs: Vec::new(),
         ident_refs: Vec::new(),
-        size: 0,
+        data: Box::new(Ok(SectionData::default())),
     };
+    // The data the DWARF merge reads, decoded from the tokens as they are parsed.
+    let mut data = Decoder::default();
     loop {
         let Some(t) = c.peek() else {
             return Err(c.error(open.span(), "unclosed `{` of `.section`"));
@@ -384,9 +389,10 @@ fn section(c: &mut Cursor) -> PResult<ItemKind> {
             c.bump();
             c.bump();
             s.labels.push(t.span());
+            data.label(t);
             continue;
         }
-        let width: u64 = if t.kind != TokenKind::Directive {
+        let width: u8 = if t.kind != TokenKind::Directive {
             0
         } else {
             match c.text(t) {
@@ -403,15 +409,26 @@ fn section(c: &mut Cursor) -> PResult<ItemKind> {
         }
         c.bump();
         loop {
-            let before = c.pos;
-            expr(c, &mut s.ident_refs, true, 0)?;
-            for i in before..c.pos {
-                let tok = c.toks[i];
-                if tok.kind == TokenKind::Directive {
-                    s.section_refs.push(tok.span());
+            // Most data is integers alone (`.b8 1,2,...`): `expr` would read just the
+            // one token, with nothing to report or collect, at several times the cost.
+            let int_alone = c.at_kind(TokenKind::Int)
+                && c.peek_at(1).is_none_or(|n| {
+                    n.kind != TokenKind::Punct || c.text(n) == b"," || !is_binop(c.text(n))
+                });
+            if int_alone {
+                let t = c.bump();
+                data.int(c.src, t, width);
+            } else {
+                let before = c.pos;
+                expr(c, &mut s.ident_refs, true, 0)?;
+                let value = &c.toks[before..c.pos];
+                for tok in value {
+                    if tok.kind == TokenKind::Directive {
+                        s.section_refs.push(tok.span());
+                    }
                 }
+                data.value(c.src, value, width);
             }
-            s.size += width;
             // Data items are separated by `,`; the list ends at the first token that
             // is not a `,` (newlines carry no meaning in PTX).
             if !c.eat_punct(b",") {
@@ -421,6 +438,8 @@ fn section(c: &mut Cursor) -> PResult<ItemKind> {
         // Some producers end data lines with `;`.
         c.eat_punct(b";");
     }
+    // The tokens between the braces (`c.pos - 1` is the `}`).
+    s.data = data.finish(c.src, &c.toks[first..c.pos - 1]);
     Ok(ItemKind::Section(s))
 }
 

@@ -12,8 +12,7 @@ mod finish;
 mod items;
 mod names;
 mod resolve;
-
-pub(crate) use expr::is_binop;
+mod section;
 
 pub use cursor::parse_int;
 pub use items::parse_arch;

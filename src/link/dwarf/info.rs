@@ -12,7 +12,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::block::{Block, Reloc, Value};
+use crate::ir::{Reloc, RelocValue, SectionData};
 
 /// Why a module's `.debug_info` cannot be re-encoded: the offset in it and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,7 +183,7 @@ impl Union {
 #[derive(Debug)]
 pub(crate) struct Reencoded {
     /// The new data; unit headers refer to `.debug_abbrev` (+0).
-    pub block: Block,
+    pub block: SectionData,
     /// (old offset, new offset) of every unit start, DIE and unit end, increasing.
     pub offsets: Vec<(u32, u32)>,
 }
@@ -259,13 +259,13 @@ fn field_value(field: &[u8], uleb: bool) -> u64 {
 /// with the codes of `union`, renumbering file indices with `files` (`None`: the index
 /// names no `.file`).
 pub(crate) fn reencode(
-    info: &Block,
+    info: &SectionData,
     abbrev: &[u8],
     files: &dyn Fn(u64) -> Option<u64>,
     union: &mut Union,
 ) -> Result<Reencoded, Fail> {
     let b = &info.bytes;
-    let mut out = Block::default();
+    let mut out = SectionData::default();
     let mut offsets: Vec<(u32, u32)> = Vec::new();
     let mut tables: FxHashMap<u64, FxHashMap<u64, Abbrev>> = FxHashMap::default();
     let mut relocs = Relocs {
@@ -298,7 +298,7 @@ pub(crate) fn reencode(
             [] => le(&b[p + 6..p + 10]),
             [Reloc {
                 width: 4,
-                value: Value::Section { name, addend },
+                value: RelocValue::Section { name, addend },
                 ..
             }] if name == b".debug_abbrev" && *addend >= 0 => *addend as u64,
             _ => return fail(p + 6, "an abbreviation offset other than `.debug_abbrev+N`"),
@@ -323,7 +323,7 @@ pub(crate) fn reencode(
         out.relocs.push(Reloc {
             at: out.bytes.len() as u32,
             width: 4,
-            value: Value::Section {
+            value: RelocValue::Section {
                 name: b".debug_abbrev".to_vec(),
                 addend: 0,
             },
@@ -482,7 +482,7 @@ pub(crate) fn reencode(
 }
 
 /// Appends `field` (at `old_at` in the old data) and its relocations `moved`.
-fn copy(out: &mut Block, field: &[u8], moved: &[Reloc], old_at: usize) {
+fn copy(out: &mut SectionData, field: &[u8], moved: &[Reloc], old_at: usize) {
     let base = out.bytes.len();
     out.bytes.extend_from_slice(field);
     for r in moved {
@@ -626,7 +626,7 @@ mod tests {
     }
 
     /// One unit: CU "a" { variable (file 1, type -> base, DW_OP_addr sym), base "i" }.
-    fn module_info() -> Block {
+    fn module_info() -> SectionData {
         let mut b = vec![0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8];
         b.extend_from_slice(&[1, b'a', 0]); // CU at 11
         let var = b.len();
@@ -642,13 +642,13 @@ mod tests {
         let len = (b.len() - 4) as u32;
         b[0..4].copy_from_slice(&len.to_le_bytes());
         let _ = var;
-        Block {
+        SectionData {
             bytes: b,
             relocs: vec![
                 Reloc {
                     at: 6,
                     width: 4,
-                    value: Value::Section {
+                    value: RelocValue::Section {
                         name: b".debug_abbrev".to_vec(),
                         addend: 0,
                     },
@@ -656,7 +656,7 @@ mod tests {
                 Reloc {
                     at: addr as u32,
                     width: 8,
-                    value: Value::Expr(Vec::new()),
+                    value: RelocValue::Expr(Vec::new()),
                 },
             ],
             labels: Vec::new(),
@@ -699,7 +699,7 @@ mod tests {
         assert_eq!(le(&b[18..22]) as usize, base);
         // The DW_OP_addr relocation moved with its block (exprloc length, DW_OP_addr).
         assert_eq!(r.block.relocs[1].at, 24);
-        assert_eq!(r.block.relocs[1].value, Value::Expr(Vec::new()));
+        assert_eq!(r.block.relocs[1].value, RelocValue::Expr(Vec::new()));
     }
 
     /// Corrupted units and tables (every byte replaced by values that matter: 0, 1,
@@ -729,7 +729,7 @@ mod tests {
     fn unsupported_input_fails_instead_of_guessing() {
         let abbrevs = module_abbrevs();
         let mut u = Union::default();
-        let reenc = |info: &Block, u: &mut Union| reencode(info, &abbrevs, &|f| Some(f), u);
+        let reenc = |info: &SectionData, u: &mut Union| reencode(info, &abbrevs, &|f| Some(f), u);
         // 64-bit DWARF.
         let mut info = module_info();
         info.bytes[0..4].copy_from_slice(&[0xff; 4]);

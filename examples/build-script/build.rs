@@ -21,6 +21,6 @@ fn main() {
         .file(format!("{root}/fixtures/ptx/libdevice/libdevice.sm70.ptx"))
         .arch("sm_80")
         .arch("sm_90")
-        .emit(Emit::Fatbin)
+        .emit(OutputKind::Fatbin)
         .compile("kernels_multi");
 }

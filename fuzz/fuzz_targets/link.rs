@@ -4,7 +4,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use ptxld::internal::input::Bytes;
-use ptxld::internal::link::{link, module_sources, LinkOptions};
+use ptxld::internal::link::LinkOptions;
+use ptxld::internal::write::layout::{link, module_sources};
 use ptxld::internal::parse::parse_module;
 use ptxld::internal::source::{FileId, SourceFile, SourceMap};
 

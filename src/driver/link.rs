@@ -9,15 +9,15 @@ use crate::frontend::container_choices;
 use crate::frontend::{parse_units, LoadOptions};
 use crate::input::Bytes;
 use crate::ir::Module;
-use crate::link::{
-    analyze, layout, module_sources, GcOptions, HeaderOptions, LinkOptions, MergedHeader, Rope,
-};
+use crate::link::{analyze, GcOptions, HeaderOptions, LinkOptions, MergedHeader};
 use crate::options::{Arch, OutputKind};
 use crate::select::{needs, select, Needs};
 use crate::source::SourceMap;
 use crate::timing::Stopwatch;
 use crate::write::elf::write_host_object;
 use crate::write::fatbin::{self, PtxEntry};
+use crate::write::layout::{layout, module_sources};
+use crate::write::rope::Rope;
 
 use super::*;
 

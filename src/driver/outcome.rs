@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use crate::diag::{Code, Diagnostic, Report};
 use crate::ir::Module;
-use crate::link::{module_sources, Rope};
 use crate::source::SourceMap;
+use crate::write::layout::module_sources;
+use crate::write::rope::Rope;
 
 use super::*;
 
@@ -94,7 +95,7 @@ impl Outcome {
     }
 
     /// Like [`Outcome::write_to`], calling `after_reads` once the inputs are not
-    /// read any more (see [`crate::link::Rope::write_to_then`]; at once for an
+    /// read any more (see [`crate::write::rope::Rope::write_to_then`]; at once for an
     /// output held in memory).
     pub fn write_to_then(
         &self,
@@ -120,7 +121,7 @@ impl Outcome {
         }
     }
 
-    pub(super) fn srcs(&self) -> Vec<crate::link::ModuleText<'_>> {
+    pub(super) fn srcs(&self) -> Vec<crate::write::rope::ModuleText<'_>> {
         match &self.output {
             Output::Bytes(_) => Vec::new(),
             Output::Ptx {

@@ -32,7 +32,6 @@ use crate::ir::{ItemKind, RelocValue, SectionData, Unsupported};
 use crate::source::Span;
 
 use super::inputs::Inputs;
-use crate::write::rope::Rope;
 
 /// One section block of a module, as the parser decoded it.
 struct ModuleBlock<'a> {
@@ -263,9 +262,11 @@ fn merge_module<'a>(
 }
 
 impl Merged<'_> {
-    /// Writes the sections to `out`; `name(module, span)` is the output text of the
-    /// token at `span` in that module (a label or symbol renamed, else as written).
-    pub fn write(&self, out: &mut Rope, name: &dyn Fn(u32, Span) -> Vec<u8>) {
+    /// The text of the sections, one block each; `name(module, span)` is the output
+    /// text of the token at `span` in that module (a label or symbol renamed, else as
+    /// written).
+    pub fn text(&self, name: &dyn Fn(u32, Span) -> Vec<u8>) -> Vec<Vec<u8>> {
+        let mut blocks = Vec::with_capacity(self.sections.len());
         for (section, parts) in &self.sections {
             let mut t = Text::default();
             t.out.extend_from_slice(b"\t.section\t");
@@ -276,8 +277,9 @@ impl Merged<'_> {
             }
             t.end_run();
             t.out.extend_from_slice(b"\t}\n");
-            out.push_bytes(&t.out);
+            blocks.push(t.out);
         }
+        blocks
     }
 }
 
@@ -564,11 +566,9 @@ mod tests {
             };
             let files = vec![[(1, 1)].into_iter().collect(); modules.len()];
             let merged = merge(&inputs, &files);
-            let mut out = Rope::new();
-            merged.write(&mut out, &|mi, span| {
-                texts[mi as usize].as_bytes()[span.range()].to_vec()
-            });
-            let text = String::from_utf8(out.to_vec(&[])).unwrap();
+            let blocks =
+                merged.text(&|mi, span| texts[mi as usize].as_bytes()[span.range()].to_vec());
+            let text = String::from_utf8(blocks.concat()).unwrap();
             (text, merged.kept.clone(), merged.warnings.clone())
         };
         let (text, kept, warnings) = merged(false);

@@ -13,7 +13,8 @@
 //! 6. `names` and `variables`: output names (module-local collisions renamed) and the
 //!    order of the variables.
 //!
-//! `layout` then splices the output text from the inputs. All errors of a link are
+//! The writer's `layout` (`write/layout.rs`) then splices the output text from the
+//! inputs. All errors of a link are
 //! collected, sorted and kept in the analysis.
 
 mod abi;
@@ -28,50 +29,13 @@ pub(crate) mod inputs;
 pub(crate) mod names;
 pub(crate) mod report;
 pub(crate) mod resolve;
-pub use crate::write::rope;
 mod shards;
 mod variables;
-mod write;
 
 pub use analysis::LinkOptions;
 pub(crate) use analysis::{analyze, is_code_or_data, Analysis};
 pub(crate) use compat::var_size;
+pub(crate) use debug::Dwarf;
 pub use gc::GcOptions;
 pub use header::{HeaderOptions, MergedHeader};
 pub use resolve::SYSTEM_CALLS;
-pub use rope::{ModuleText, Rope};
-pub(crate) use write::layout;
-
-use crate::diag::Diagnostics;
-use crate::ir::Module;
-use crate::source::SourceMap;
-
-/// Links `modules` (parsed from `sources`, in link order) into one PTX module per
-/// target of `opts`; on failure, returns every error found, sorted.
-pub fn link(
-    sources: &SourceMap,
-    modules: &[Module],
-    opts: &LinkOptions,
-) -> Result<Vec<Rope>, Diagnostics> {
-    let a = analyze(sources, modules, opts);
-    if !a.ok() {
-        return Err(a.errors);
-    }
-    Ok((0..a.headers.len()).map(|t| layout(&a, t)).collect())
-}
-
-/// The source of each of `modules`, in order: what the pieces of a rope that
-/// [`link`] made of those modules refer to (`rope.to_vec(&module_sources(..))`).
-pub fn module_sources<'a>(sources: &'a SourceMap, modules: &'a [Module]) -> Vec<ModuleText<'a>> {
-    modules
-        .iter()
-        .map(|m| {
-            let f = sources.file(m.file);
-            ModuleText {
-                src: rope::Text::File(f.pages()),
-                kept: &m.kept,
-                pages: Some(f.pages()),
-            }
-        })
-        .collect()
-}

@@ -1,9 +1,9 @@
 //! The output pipeline: the merged module as a rope written to the output file,
 //! containers around it, atomic output files, and modules written back by splicing.
-//! (What the merged module is made of, its layout and splicing, is `link/write.rs`'s.)
 //!
 //! The files of this module, one job each:
 //!
+//! * [`layout`]: the merged module of a link's analysis, spliced from the inputs;
 //! * [`rope`]: the output as ranges of the inputs and new text, and writing it;
 //! * `assemble.rs`: the output in chunks read from the inputs ahead of the writer;
 //! * [`output`]: output files replaced atomically, special files written in place;
@@ -19,6 +19,7 @@ mod assemble;
 pub mod elf;
 pub mod emit;
 pub mod fatbin;
+pub mod layout;
 pub mod output;
 pub mod rope;
 mod temporary;

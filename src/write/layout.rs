@@ -15,13 +15,14 @@ use rustc_hash::FxHashMap;
 use crate::ir::{ItemKind, KeptText, SymbolKind};
 use crate::source::Span;
 
-use super::analysis::Analysis;
-use super::debug::Dwarf;
-use super::inputs::Inputs;
-use super::inputs::ModSym;
-use super::names::Names;
-use super::resolve::{find_symbol, Resolution};
-use crate::write::rope::Rope;
+use super::rope::{ModuleText, Rope, Text};
+use crate::diag::Diagnostics;
+use crate::ir::Module;
+use crate::link::inputs::{Inputs, ModSym};
+use crate::link::names::Names;
+use crate::link::resolve::{find_symbol, Resolution};
+use crate::link::{analyze, Analysis, Dwarf, LinkOptions};
+use crate::source::SourceMap;
 
 /// A substitution: replace the bytes of `span` (possibly empty: an insertion). A
 /// renamed symbol's new name is borrowed from the resolution (every reference to it
@@ -225,7 +226,9 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
     }
     if let (Dwarf::Merge, Some(merged)) = (dwarf, &debug.merged) {
         let edits = &w.edits;
-        merged.write(&mut w.out, &|mi, span| token_text(inputs, edits, mi, span));
+        for block in merged.text(&|mi, span| token_text(inputs, edits, mi, span)) {
+            w.out.push_bytes(&block);
+        }
     }
     w.map_comments();
     let tail = std::mem::take(&mut w.out);
@@ -506,4 +509,34 @@ fn splice(out: &mut Rope, mi: u32, span: Span, edits: &[Edit<'_>], kept: &KeptTe
         pos = s.hi;
     }
     push(out, pos, span.hi);
+}
+
+/// Links `modules` (parsed from `sources`, in link order) into one PTX module per
+/// target of `opts`; on failure, returns every error found, sorted.
+pub fn link(
+    sources: &SourceMap,
+    modules: &[Module],
+    opts: &LinkOptions,
+) -> Result<Vec<Rope>, Diagnostics> {
+    let a = analyze(sources, modules, opts);
+    if !a.ok() {
+        return Err(a.errors);
+    }
+    Ok((0..a.headers.len()).map(|t| layout(&a, t)).collect())
+}
+
+/// The source of each of `modules`, in order: what the pieces of a rope that
+/// [`link`] made of those modules refer to (`rope.to_vec(&module_sources(..))`).
+pub fn module_sources<'a>(sources: &'a SourceMap, modules: &'a [Module]) -> Vec<ModuleText<'a>> {
+    modules
+        .iter()
+        .map(|m| {
+            let f = sources.file(m.file);
+            ModuleText {
+                src: Text::File(f.pages()),
+                kept: &m.kept,
+                pages: Some(f.pages()),
+            }
+        })
+        .collect()
 }

@@ -64,6 +64,32 @@ pub fn fork() -> Option<Reporter> {
 }
 
 /// The child the parent waits for, for [`forward`].
+/// In the linking child, once its signal handlers are installed: the stopping
+/// signals that arrived since the fork are delivered to them now.
+pub fn handled() {
+    block_stopping_signals(false);
+}
+
+/// Blocks (or unblocks) SIGINT, SIGTERM and SIGHUP for this thread, the only one
+/// when this runs.
+fn block_stopping_signals(block: bool) {
+    // SAFETY: a signal set on the stack, filled by sigemptyset/sigaddset, passed to
+    // pthread_sigmask; no old mask is asked for.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in FORWARDED {
+            libc::sigaddset(&mut set, sig);
+        }
+        let how = if block {
+            libc::SIG_BLOCK
+        } else {
+            libc::SIG_UNBLOCK
+        };
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+}
+
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
 /// Signals that stop a link, sent to the command (`kill -INT PID`, a build system

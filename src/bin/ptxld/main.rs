@@ -180,6 +180,9 @@ fn main() -> ExitCode {
     ptxld::internal::input::keep_files_open(options.inputs);
     // SIGINT, SIGTERM or SIGHUP while the output is being written leave no temporary.
     signals::install();
+    if reporter.is_some() {
+        early_exit::handled();
+    }
     // An input cut short while mapped fails the link instead of crashing it.
     #[cfg(unix)]
     sigbus::install();

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 FATBIN_MAGIC = 0xBA55ED50
-ENTRY_FMT = "<HHIQIIHHIIIQQQ"  # 64-byte entry header (fatbin-format.md §2)
+ENTRY_FMT = "<HHIQIIHHIIIQQQ"  # 64-byte entry header (docs/containers.md, "Byte layout" §2)
 FLAG_LZ4, FLAG_ZSTD, FLAG_LEGACY = 0x2000, 0x8000, 0x1000
 
 

@@ -13,7 +13,7 @@ Prints ONE JSON object on stdout:
   log or the info log contains "error" (case-insensitive). nvJitLink 12.9 reports duplicate,
   prototype, size, memory-space and common errors only as `@E@error   : ...` lines written
   straight to file descriptor 2 while returning NVJITLINK_SUCCESS (the "stderr quirk", see
-  shared/reference/toolchain.md section 6 and linking-rules.md section 11).
+  docs/linking.md, "Rule sections", section 11).
 * `error_lines` lists those lines (captured output first, then error log, then info log).
 * `result_complete` is null when an AddData call failed (Complete is then not called).
 * The name given to nvJitLink for each input is the path as written on the command line

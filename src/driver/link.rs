@@ -19,7 +19,9 @@ use crate::write::fatbin::{self, PtxEntry};
 use crate::write::layout::{layout, module_sources};
 use crate::write::rope::Rope;
 
-use super::*;
+use super::job::{Job, MemoryInput};
+use super::outcome::{fail, Failure, Outcome, Output};
+use super::plan::{plan, plan_stamped, Plan, Stamp};
 
 /// The modules a link uses, after parsing, container extraction and archive member
 /// selection, with their sources; `warned` says whether warnings were reported.

@@ -15,7 +15,3 @@ pub use link::{check, link_in_memory, link_job};
 pub(crate) use outcome::fail;
 pub use outcome::{Failure, Outcome};
 pub use outputs::run;
-
-use link::*;
-use outcome::*;
-use plan::*;

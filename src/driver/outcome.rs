@@ -9,7 +9,7 @@ use crate::source::SourceMap;
 use crate::write::layout::module_sources;
 use crate::write::rope::Rope;
 
-use super::*;
+use super::plan::Stamp;
 
 /// A finished link.
 #[derive(Debug)]

@@ -10,7 +10,10 @@ use crate::diag::{Code, Diagnostic, Report};
 use crate::input::{file_key, InputError};
 use crate::timing::Stopwatch;
 
-use super::*;
+use super::job::{InputSpec, Job};
+use super::link::{limited, link_job_stamped};
+use super::outcome::{fail, Failure, Outcome};
+use super::plan::{find_lib, stamp, Stamp};
 
 /// Links `job`, writes the output atomically, the link map and the dependency file.
 /// After a failure no output is left behind (an older one is removed, as GNU ld

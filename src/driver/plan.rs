@@ -15,7 +15,8 @@ use crate::input::{
 use crate::select::Piece;
 use crate::timing::{PhaseTime, Stopwatch};
 
-use super::*;
+use super::job::{InputSpec, Job};
+use super::outcome::{fail, Failure};
 
 /// Finds `-lNAME` / `-l:FILE` in the search directories.
 pub(super) fn find_lib(name: &std::ffi::OsStr, dirs: &[PathBuf]) -> Result<PathBuf, Failure> {

@@ -15,7 +15,7 @@ use super::plan::Stamp;
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Outcome {
-    /// What was (or, for [`link_job`], would be) written to the output.
+    /// What was (or, for a link that writes nothing, would be) written to the output.
     pub(super) output: Output,
     /// Warnings and log lines (`--verbose`, `--stats`, traces), in order, for the
     /// caller to render ([`Report::render`]).
@@ -53,7 +53,8 @@ impl std::fmt::Debug for Output {
 }
 
 impl Outcome {
-    /// What was (or, for [`link_job`], would be) written to the output, as one buffer.
+    /// What was (or, for [`link_in_memory`](crate::link_in_memory), would be) written to the
+    /// output, as one buffer.
     pub fn bytes(&self) -> Vec<u8> {
         match &self.output {
             Output::Bytes(b) => b.clone(),
@@ -97,7 +98,7 @@ impl Outcome {
     /// Like [`Outcome::write_to`], calling `after_reads` once the inputs are not
     /// read any more (see [`crate::write::rope::Rope::write_to_then`]; at once for an
     /// output held in memory).
-    pub fn write_to_then(
+    pub(crate) fn write_to_then(
         &self,
         w: &mut dyn std::io::Write,
         file: Option<&std::fs::File>,
@@ -113,7 +114,8 @@ impl Outcome {
     }
 
     /// The inputs of a merged PTX output (`None` for containers, which own their
-    /// bytes).
+    /// bytes): for tests of what the writer reads.
+    #[doc(hidden)]
     pub fn sources(&self) -> Option<&SourceMap> {
         match &self.output {
             Output::Bytes(_) => None,

@@ -36,7 +36,7 @@ impl Bytes {
     /// Each part must be valid for writes of its length, and no part may overlap
     /// memory that anything else reads or writes meanwhile (parts may overlap each
     /// other: the kernel writes them in order).
-    pub unsafe fn read_scattered_at(
+    pub(crate) unsafe fn read_scattered_at(
         &self,
         lo: u64,
         parts: &[(*mut u8, usize)],

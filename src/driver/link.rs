@@ -42,7 +42,7 @@ pub(super) fn prepare(
     let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
     let load = LoadOptions {
         keep_tokens: false,
-        target: arch.map(|a| (a.sm(), a.suffix())),
+        target: arch,
     };
     let parsed = parse_units(plan.units, &load);
     // Symbols of the units that parsed, for member selection: found when selection
@@ -207,7 +207,7 @@ pub(super) fn target_groups(plan: &Plan, archs: &[Option<Arch>]) -> Vec<Vec<usiz
     }
     let choices: Vec<Vec<Option<Vec<u8>>>> = archs
         .iter()
-        .map(|a| container_choices(&plan.units, a.map(|a| (a.sm(), a.suffix()))))
+        .map(|&a| container_choices(&plan.units, a))
         .collect();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (t, c) in choices.iter().enumerate() {

@@ -3,8 +3,8 @@
 
 use super::fatbin;
 
-/// An SM number with its optional `a`/`f` suffix.
-pub type Target = (u32, Option<u8>);
+/// The target a container's entry is chosen for.
+pub use crate::options::Arch as Target;
 
 /// The PTX chosen from a container.
 #[derive(Debug)]
@@ -106,6 +106,7 @@ fn choose(entries: &[fatbin::Entry], target: Option<Target>) -> Result<Extracted
     fn rank(e: &&&fatbin::Entry) -> (u32, bool) {
         (e.sm, e.suffix.is_some())
     }
+    let target = target.map(|a| (a.sm(), a.suffix()));
     let chosen = match target {
         None => ptx.iter().max_by_key(rank).copied(),
         Some((sm, suffix)) => ptx

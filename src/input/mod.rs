@@ -55,7 +55,7 @@ use open::{nonblocking, read_small, read_stream};
 /// The largest input ptxld accepts: spans are `u32` byte offsets.
 pub const MAX_INPUT_LEN: u64 = u32::MAX as u64;
 
-/// The most parts one [`Bytes::read_scattered_at`] fills (Linux's `IOV_MAX`).
+/// The most parts one `Bytes::read_scattered_at` fills (Linux's `IOV_MAX`).
 pub const MAX_PARTS: usize = 1024;
 
 /// How many first bytes of a mapped file [`Bytes::head`] holds.

@@ -64,9 +64,10 @@ fn link_held_writing(d: &Path, extra: &[&str]) -> (std::process::Child, String) 
     }
     let mut args = extra.to_vec();
     args.extend(["-o", "out.ptx", "-Map", "map.fifo", "a.ptx"]);
+    // Taken before the command starts, which may create its temporary at once.
+    let before = temporaries(d);
     let child = ptxld().current_dir(d).args(&args).spawn();
     let pid = child.id();
-    let before = temporaries(d);
     let mine = || -> Option<String> {
         temporaries(d)
             .into_iter()

@@ -26,6 +26,11 @@ impl Arch {
         Arch { sm, suffix: None }
     }
 
+    /// From the number and the suffix byte (`b'a'`, `b'f'`) as the parser reads them.
+    pub(crate) fn from_parts(sm: u32, suffix: Option<u8>) -> Arch {
+        Arch { sm, suffix }
+    }
+
     /// Parses `sm_NN`, `sm_NNa` or `sm_NNf` from source text.
     pub(crate) fn parse_bytes(text: &[u8]) -> Option<Arch> {
         let rest = text.strip_prefix(b"sm_")?;

@@ -370,8 +370,8 @@ pub(super) fn link_targets_of(
                 .flatten()
                 .map(|(text, h)| PtxEntry {
                     text,
-                    sm: h.sm,
-                    suffix: h.suffix,
+                    sm: h.arch.sm(),
+                    suffix: h.arch.suffix(),
                     version: h.version,
                     address_bits: h.address_size,
                     debug: h.debug,

@@ -13,10 +13,8 @@ use super::inputs::Inputs;
 pub struct MergedHeader {
     /// `.version major.minor`.
     pub version: (u32, u32),
-    /// `sm_NN` number.
-    pub sm: u32,
-    /// `a` or `f` suffix of the target.
-    pub suffix: Option<u8>,
+    /// `.target`'s architecture.
+    pub arch: Arch,
     /// `texmode_independent` (unified is the default and not written).
     pub texmode_independent: bool,
     /// `map_f64_to_f32`.
@@ -30,10 +28,7 @@ pub struct MergedHeader {
 impl MergedHeader {
     /// The three header directives.
     pub fn render(&self) -> String {
-        let mut target = format!("sm_{}", self.sm);
-        if let Some(s) = self.suffix {
-            target.push(s as char);
-        }
+        let mut target = self.arch.to_string();
         if self.texmode_independent {
             target.push_str(", texmode_independent");
         }
@@ -366,8 +361,7 @@ pub(crate) fn merge(
     }
     Ok(MergedHeader {
         version,
-        sm,
-        suffix,
+        arch: Arch::from_parts(sm, suffix),
         texmode_independent: independent,
         map_f64_to_f32: any(|t| t.map_f64_to_f32),
         debug: ms

@@ -109,6 +109,9 @@ codes! {
     NonAscii = "non-ascii",
     /// A symbol is defined twice in one module.
     Redefinition = "redefinition",
+    /// A function is declared `.extern` in a module that also declares or defines it
+    /// without `.extern`.
+    ExternConflict = "extern-conflict",
     /// A name is declared as different kinds of symbol (function, kernel, variable).
     KindMismatch = "kind-mismatch",
     /// An initializer or `.alias` names a symbol the module does not declare.

@@ -317,6 +317,40 @@ mod tests {
 
     /// A signature tells a list not written from an empty one, for returns and
     /// parameters alike, with both lists in one array.
+    /// ptxas 12.9 refuses a function declared `.extern` that its module declares or
+    /// defines otherwise, in either order ("Inconsistent redefinition of variable"),
+    /// and accepts the same mix for a variable.
+    #[test]
+    fn extern_functions_are_not_also_declared_otherwise() {
+        let head = ".version 7.0\n.target sm_80\n.address_size 64\n";
+        let codes = |body: &str| -> Vec<crate::diag::Code> {
+            let src = format!("{head}{body}");
+            parse_module(FileId(0), src.as_bytes())
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect()
+        };
+        let refused = crate::diag::Code::ExternConflict;
+        for body in [
+            ".extern .func f;\n.visible .func f\n{\nret;\n}\n",
+            ".visible .func f\n{\nret;\n}\n.extern .func f;\n",
+            ".visible .func f;\n.extern .func f;\n",
+            ".extern .func f;\n.weak .func f;\n",
+        ] {
+            assert_eq!(codes(body), [refused], "{body}");
+        }
+        for body in [
+            ".extern .func f;\n.extern .func f;\n",
+            ".visible .func f;\n.visible .func f\n{\nret;\n}\n",
+            ".extern .global .u32 g;\n.visible .global .u32 g;\n",
+            ".visible .global .u32 g;\n.extern .global .u32 g;\n",
+            ".extern .global .u32 g;\n.common .global .u32 g;\n",
+        ] {
+            assert_eq!(codes(body), [], "{body}");
+        }
+    }
+
     #[test]
     fn signature_lists_written_or_not() {
         let src = b".func (.param .b32 r) f (.param .b64 a, .param .b64 b);";

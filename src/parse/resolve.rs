@@ -231,6 +231,27 @@ fn declare_symbols<'s>(
                     );
                     return;
                 }
+                // ptxas refuses a function declared `.extern` that its module also
+                // declares or defines otherwise, in either order ("Inconsistent
+                // redefinition"); variables may mix them (docs/linking.md).
+                if kind == SymbolKind::Function
+                    && (sym.linkage == Linkage::Extern) != (linkage == Linkage::Extern)
+                {
+                    errors.push(
+                        Diagnostic::error(
+                            Code::ExternConflict,
+                            file,
+                            name,
+                            format!("`{shown}` is declared `.extern` and also without it in this module"),
+                        )
+                        .with_note(file, sym.name, "first declared at")
+                        .with_help(
+                            "a function defined or declared `.visible`/`.weak` in a module needs no \
+                             `.extern` declaration there: remove it",
+                        ),
+                    );
+                    return;
+                }
                 if decl.is_definition {
                     if let Some(prev) = sym.definition() {
                         errors.push(

@@ -139,6 +139,8 @@ codes! {
     Version = "version",
     /// Modules that use textures disagree on the texture mode.
     Texmode = "texmode",
+    /// An initializer list with more elements than its array has.
+    InitializerSize = "initializer-size",
     /// Variables whose initializers refer to each other in a cycle.
     InitializerCycle = "initializer-cycle",
     /// A violation of the PTX ABI (NVIDIA's interoperability guide).

@@ -201,7 +201,7 @@ pub(crate) fn declarator(c: &mut Cursor, allow_init: bool) -> PResult<Declarator
             return Err(c.error(span, "initializers are not allowed here"));
         }
         c.bump();
-        init = Some(initializer(c)?);
+        init = Some(initializer(c, &dims)?);
     }
     Ok(Declarator {
         name,

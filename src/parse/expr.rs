@@ -4,15 +4,17 @@
 //! collects the identifiers, which name symbols: `x`, `generic(x)`, `x + 8`.
 
 use super::cursor::{Cursor, PResult};
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Initializer, Type};
 use crate::lex::TokenKind;
 use crate::source::Span;
 
-/// Parses an initializer after `=`: a constant expression or a `{ ... }` list.
-pub(crate) fn initializer(c: &mut Cursor) -> PResult<Initializer> {
+/// Parses an initializer after `=`: a constant expression or a `{ ... }` list, for a
+/// declarator with array dimensions `dims`.
+pub(crate) fn initializer(c: &mut Cursor, dims: &[Option<u64>]) -> PResult<Initializer> {
     let start = c.here();
     let mut refs = Vec::new();
-    init_value(c, &mut refs, 0)?;
+    init_value(c, &mut refs, 0, dims)?;
     Ok(Initializer {
         span: start.to(c.after_prev()),
         symbol_refs: refs,
@@ -21,7 +23,15 @@ pub(crate) fn initializer(c: &mut Cursor) -> PResult<Initializer> {
 
 const MAX_NESTING: u32 = 256;
 
-fn init_value(c: &mut Cursor, refs: &mut Vec<Span>, depth: u32) -> PResult<()> {
+/// A `{ ... }` list at brace level `depth` may have at most `dims[depth]` elements
+/// (ptxas: "Greater number of elements in array initializer", also for a flat list
+/// of a many-dimensional array); levels past the dimensions are vector components.
+fn init_value(
+    c: &mut Cursor,
+    refs: &mut Vec<Span>,
+    depth: u32,
+    dims: &[Option<u64>],
+) -> PResult<()> {
     if depth > MAX_NESTING {
         let span = c.here();
         return Err(c.error(span, "initializer nested too deeply"));
@@ -30,7 +40,22 @@ fn init_value(c: &mut Cursor, refs: &mut Vec<Span>, depth: u32) -> PResult<()> {
         if c.eat_punct(b"}") {
             return Ok(());
         }
+        let limit = dims.get(depth as usize).copied().flatten();
+        let mut elements = 0u64;
         loop {
+            elements += 1;
+            if limit.is_some_and(|n| elements == n + 1) {
+                let span = c.here();
+                c.errors.push(Diagnostic::error(
+                    Code::InitializerSize,
+                    c.file,
+                    span,
+                    format!(
+                        "more elements than the array's {} in this initializer list",
+                        limit.unwrap_or(0)
+                    ),
+                ));
+            }
             if is_field_init(c) {
                 // Sampler/texture fields: `{ addr_mode_0 = wrap, filter_mode = linear }`.
                 c.bump();
@@ -42,7 +67,7 @@ fn init_value(c: &mut Cursor, refs: &mut Vec<Span>, depth: u32) -> PResult<()> {
                     _ => return Err(c.expected("a value for the sampler field")),
                 }
             } else {
-                init_value(c, refs, depth + 1)?;
+                init_value(c, refs, depth + 1, dims)?;
             }
             if c.eat_punct(b"}") {
                 return Ok(());

@@ -317,6 +317,41 @@ mod tests {
 
     /// A signature tells a list not written from an empty one, for returns and
     /// parameters alike, with both lists in one array.
+    /// ptxas 12.9 refuses an initializer list longer than its array dimension, at every
+    /// level, also a flat list for a two-dimensional array ("Greater number of
+    /// elements in array initializer"); shorter lists, unsized arrays and vector
+    /// components are fine.
+    #[test]
+    fn initializer_lists_fit_their_arrays() {
+        let head = ".version 7.0\n.target sm_80\n.address_size 64\n";
+        let codes = |decl: &str| -> Vec<crate::diag::Code> {
+            let src = format!("{head}.visible .global {decl};\n");
+            parse_module(FileId(0), src.as_bytes())
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect()
+        };
+        for decl in [
+            ".u32 a[2] = {1,2,3}",
+            ".u32 a[2][2] = {1,2,3,4}",
+            ".u32 a[2][2] = {{1,2,3},{3,4}}",
+            ".u32 a[2][2] = {{1,2},{3,4},{5,6}}",
+            ".v2 .u32 b[2] = {{1,2},{3,4},{5,6}}",
+        ] {
+            assert_eq!(codes(decl), [crate::diag::Code::InitializerSize], "{decl}");
+        }
+        for decl in [
+            ".u32 a[4] = {1,2,3}",
+            ".u32 a[] = {1,2,3}",
+            ".u32 a[2][2] = {{1,2},{3}}",
+            ".v2 .u32 b[2] = {{1,2},{3,4}}",
+            ".v4 .u32 v = {1,2,3,4}",
+        ] {
+            assert_eq!(codes(decl), [], "{decl}");
+        }
+    }
+
     /// ptxas 12.9 refuses a function declared `.extern` that its module declares or
     /// defines otherwise, in either order ("Inconsistent redefinition of variable"),
     /// and accepts the same mix for a variable.

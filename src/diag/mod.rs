@@ -139,6 +139,8 @@ codes! {
     Version = "version",
     /// Modules that use textures disagree on the texture mode.
     Texmode = "texmode",
+    /// A kernel parameter outside the `.param` state space.
+    EntryParameterSpace = "entry-parameter-space",
     /// An initializer list with more elements than its array has.
     InitializerSize = "initializer-size",
     /// Variables whose initializers refer to each other in a cycle.

@@ -4,6 +4,7 @@ use super::cursor::{Cursor, PResult, Reported};
 use super::decl::{check_size, declarator, param_list, type_spec};
 use super::expr::{expr, is_binop};
 use super::section::Decoder;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{
     Arch, Body, FileDirective, FuncDecl, FuncDirective, FuncKind, Header, Item, ItemKind, Linkage,
     Locs, Param, Section, SectionData, Signature, StateSpace, Target, TexMode, TokenRange, VarDecl,
@@ -651,6 +652,7 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
         c.expect_punct(b";")?;
         None
     };
+    check_parameters(c, kind, &signature, body.is_some());
     let noreturn = directives
         .iter()
         .any(|d| c.src[d.name.range()] == *b".noreturn");
@@ -664,6 +666,46 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
         header_end,
         noreturn,
     }))
+}
+
+/// What ptxas refuses in a function's parameter lists (docs/linking.md, "Declarations
+/// checked in each module"): a kernel parameter outside `.param` ("Entry parameter
+/// must have .param state space"), and in a definition, two parameters or return
+/// values of one name ("Duplicate definition of variable"; a declaration may repeat
+/// a name). Reported without stopping the parse.
+fn check_parameters(c: &mut Cursor, kind: FuncKind, signature: &Signature, defined: bool) {
+    let params = signature.all();
+    if kind == FuncKind::Entry {
+        for p in params.iter().filter(|p| p.spec.space != StateSpace::Param) {
+            let shown = String::from_utf8_lossy(&c.src[p.name.range()]).into_owned();
+            c.errors.push(
+                Diagnostic::error(
+                    Code::EntryParameterSpace,
+                    c.file,
+                    p.name,
+                    format!("kernel parameter `{shown}` is not in the `.param` state space"),
+                )
+                .with_help("declare kernel parameters `.param`"),
+            );
+        }
+    }
+    if defined {
+        for (i, p) in params.iter().enumerate() {
+            let name = &c.src[p.name.range()];
+            if let Some(first) = params[..i].iter().find(|q| c.src[q.name.range()] == *name) {
+                let shown = String::from_utf8_lossy(name).into_owned();
+                c.errors.push(
+                    Diagnostic::error(
+                        Code::Redefinition,
+                        c.file,
+                        p.name,
+                        format!("parameter `{shown}` is declared twice in this definition"),
+                    )
+                    .with_note(c.file, first.name, "first declared at"),
+                );
+            }
+        }
+    }
 }
 
 /// Matches the braces of a body; the statements inside are walked later, once every

@@ -317,6 +317,50 @@ mod tests {
 
     /// A signature tells a list not written from an empty one, for returns and
     /// parameters alike, with both lists in one array.
+    /// ptxas 12.9 refuses a kernel parameter outside `.param` (declared or defined),
+    /// and a name used twice among a definition's parameters and return values; an
+    /// `.extern` declaration may repeat a name.
+    #[test]
+    fn parameter_lists_follow_ptxas() {
+        use crate::diag::Code;
+        let head = ".version 7.0\n.target sm_80\n.address_size 64\n";
+        let codes = |item: &str| -> Vec<Code> {
+            let src = format!("{head}{item}\n");
+            parse_module(FileId(0), src.as_bytes())
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect()
+        };
+        let body = "{\nret;\n}";
+        assert_eq!(
+            codes(&format!(".visible .entry k(.reg .u32 x)\n{body}")),
+            [Code::EntryParameterSpace]
+        );
+        assert_eq!(
+            codes(".extern .entry k(.reg .u32 x);"),
+            [Code::EntryParameterSpace]
+        );
+        for twice in [
+            ".visible .func f(.param .u32 x, .param .u32 x)",
+            ".visible .func (.param .u32 x) f(.param .u32 x)",
+            ".visible .func f(.reg .u32 x, .param .u32 x)",
+        ] {
+            assert_eq!(
+                codes(&format!("{twice}\n{body}")),
+                [Code::Redefinition],
+                "{twice}"
+            );
+        }
+        for fine in [
+            format!(".visible .entry k(.param .u32 x)\n{body}"),
+            format!(".visible .func f(.reg .u32 x)\n{body}"),
+            ".extern .func f(.param .u32 x, .param .u32 x);".to_string(),
+        ] {
+            assert_eq!(codes(&fine), [], "{fine}");
+        }
+    }
+
     /// ptxas 12.9 refuses an initializer list longer than its array dimension, at every
     /// level, also a flat list for a two-dimensional array ("Greater number of
     /// elements in array initializer"); shorter lists, unsized arrays and vector

@@ -104,10 +104,8 @@ fn planted_symbolic_links_are_never_written_through() {
         .current_dir(&d)
         .args(["-o", "out.ptx", "a.ptx", "b.fifo"])
         .spawn();
+    let child = await_open(child, &fifo);
     let pid = child.id();
-    wait_until("ptxld opens its FIFO input", || {
-        has_open(pid, &fifo) || has_exited(pid)
-    });
     let worker = linking_pid(pid);
     let mut planted = vec![format!(".out.ptx.ptxld-{worker}.tmp")];
     for random in ["AAAAAA", "aaaaaa", "000000"] {
@@ -585,11 +583,8 @@ fn signals_remove_temporaries_and_exit_128_plus_n() {
             let writer = hold_fifo(&fifo);
             let mut args = extra.to_vec();
             args.extend(["-o", "out.ptx", "a.ptx", "in.fifo"]);
-            let child = ptxld().current_dir(&d).args(&args).spawn();
+            let child = await_open(ptxld().current_dir(&d).args(&args).spawn(), &fifo);
             let pid = child.id();
-            wait_until("ptxld opens its FIFO input", || {
-                has_open(pid, &fifo) || has_exited(pid)
-            });
             send_signal(pid, signal);
             let o = wait_output(child);
             drop(writer);

@@ -14,12 +14,7 @@ const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
 
 /// Links `text` as `in.ptx`; expects exit 1, `want` in stderr, no output, no panic.
 fn refused(name: &str, text: &[u8], want: &str) {
-    let d = dir(name);
-    std::fs::write(d.join("in.ptx"), text).unwrap();
-    let o = ptxld()
-        .current_dir(&d)
-        .args(["-o", "out.ptx", "in.ptx"])
-        .run();
+    let (d, o) = link_text(name, text);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{name}: {err}");
     assert!(err.contains(want), "{name}: expected {want:?} in:\n{err}");
@@ -27,6 +22,17 @@ fn refused(name: &str, text: &[u8], want: &str) {
     assert!(!d.join("out.ptx").exists(), "{name}: output written");
     let leftovers = std::fs::read_dir(&d).unwrap().count();
     assert_eq!(leftovers, 1, "{name}: temporary files left");
+}
+
+/// Links `text`, as `in.ptx` in a fresh directory named `name`, into `out.ptx` there.
+fn link_text(name: &str, text: &[u8]) -> (std::path::PathBuf, std::process::Output) {
+    let d = dir(name);
+    std::fs::write(d.join("in.ptx"), text).unwrap();
+    let o = ptxld()
+        .current_dir(&d)
+        .args(["-o", "out.ptx", "in.ptx"])
+        .run();
+    (d, o)
 }
 
 /// A module cut at every byte: never a panic. (Broken inputs with their exact
@@ -69,16 +75,8 @@ fn line_endings_and_a_header_only_module_are_fine() {
 fn enormous_names_deep_nesting_and_huge_numbers_stay_bounded() {
     // A 1 MB identifier links.
     let long = "x".repeat(1 << 20);
-    let d = dir("long");
-    std::fs::write(
-        d.join("l.ptx"),
-        format!("{HEADER}.visible .global .u32 {long};\n"),
-    )
-    .unwrap();
-    let o = ptxld()
-        .current_dir(&d)
-        .args(["-o", "out.ptx", "l.ptx"])
-        .run();
+    let text = format!("{HEADER}.visible .global .u32 {long};\n");
+    let (_, o) = link_text("long", text.as_bytes());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // 100,000 nested braces in a body and in an initializer: no stack overflow.
     let deep_body = format!(
@@ -86,12 +84,7 @@ fn enormous_names_deep_nesting_and_huge_numbers_stay_bounded() {
         "{".repeat(100_001),
         "}".repeat(100_001)
     );
-    let d = dir("deep");
-    std::fs::write(d.join("b.ptx"), &deep_body).unwrap();
-    let o = ptxld()
-        .current_dir(&d)
-        .args(["-o", "out.ptx", "b.ptx"])
-        .run();
+    let (_, o) = link_text("deep", deep_body.as_bytes());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     refused(
         "deep-init",
@@ -115,16 +108,8 @@ fn enormous_names_deep_nesting_and_huge_numbers_stay_bounded() {
     );
     // Numbers that do not fit: errors, not allocations (and
     // fixtures/broken/array-size-over-64-bits.ptx).
-    let d = dir("huge");
-    std::fs::write(
-        d.join("h.ptx"),
-        format!("{HEADER}.visible .global .u8 a[4294967296][4294967296];\n"),
-    )
-    .unwrap();
-    let o = ptxld()
-        .current_dir(&d)
-        .args(["-o", "out.ptx", "h.ptx"])
-        .run();
+    let text = format!("{HEADER}.visible .global .u8 a[4294967296][4294967296];\n");
+    let (_, o) = link_text("huge", text.as_bytes());
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
 }
 
@@ -235,26 +220,6 @@ fn failed_leaving_nothing(o: &std::process::Output, d: &Path, error: &str) {
 #[cfg(target_os = "linux")]
 fn module(name: &str) -> String {
     format!("{HEADER}.visible .global .u32 {name} = 1;\n")
-}
-
-/// Waits until the running `child` has `path` open; fails with its output if it exits
-/// first.
-#[cfg(target_os = "linux")]
-fn await_open(child: std::process::Child, path: &Path) -> std::process::Child {
-    let pid = child.id();
-    wait_until(&format!("ptxld opens {}", path.display()), || {
-        has_open(pid, path) || has_exited(pid)
-    });
-    if !has_open(pid, path) {
-        let o = wait_output(child);
-        panic!(
-            "ptxld exited ({}) before opening {}:\n{}",
-            o.status,
-            path.display(),
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-    child
 }
 
 /// Writes `text` to a FIFO through `writer`, the test's own read-write descriptor of

@@ -264,3 +264,22 @@ pub fn euid() -> Option<u32> {
     let line = status.lines().find(|l| l.starts_with("Uid:"))?;
     line.split_whitespace().nth(2)?.parse().ok()
 }
+
+/// Waits until the running `child` has `path` open; fails with its output if it exits
+/// first.
+pub fn await_open(child: std::process::Child, path: &Path) -> std::process::Child {
+    let pid = child.id();
+    wait_until(&format!("ptxld opens {}", path.display()), || {
+        has_open(pid, path) || has_exited(pid)
+    });
+    if !has_open(pid, path) {
+        let o = wait_output(child);
+        panic!(
+            "ptxld exited ({}) before opening {}:\n{}",
+            o.status,
+            path.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    child
+}

@@ -221,7 +221,7 @@ pub(crate) fn container_choices(units: &[Unit], target: Option<Target>) -> Vec<O
         .par_iter()
         .map(|u| {
             let head = u.bytes.head();
-            let container = fatbin::is_fatbin(head) || crate::input::container::is_elf(head);
+            let container = crate::input::container::is_container(head);
             container
                 .then(|| extract(u.bytes.as_slice(), target))
                 .flatten()
@@ -243,7 +243,7 @@ fn load_units(
         .into_par_iter()
         .map(|u| {
             let head = u.bytes.head();
-            let container = fatbin::is_fatbin(head) || crate::input::container::is_elf(head);
+            let container = crate::input::container::is_container(head);
             let r = match container
                 .then(|| extract(u.bytes.as_slice(), target))
                 .flatten()

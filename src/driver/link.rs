@@ -198,10 +198,10 @@ pub(super) fn link_targets(
 /// The targets of `archs` grouped by the PTX entries their container inputs give:
 /// each group links from one parse. Inputs without containers make one group.
 pub(super) fn target_groups(plan: &Plan, archs: &[Option<Arch>]) -> Vec<Vec<usize>> {
-    let has_containers = plan.units.iter().any(|u| {
-        let head = u.bytes.head();
-        crate::input::fatbin::is_fatbin(head) || crate::input::container::is_elf(head)
-    });
+    let has_containers = plan
+        .units
+        .iter()
+        .any(|u| crate::input::container::is_container(u.bytes.head()));
     if archs.len() < 2 || !has_containers {
         return vec![(0..archs.len()).collect()];
     }

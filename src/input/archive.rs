@@ -16,8 +16,7 @@ use std::path::PathBuf;
 
 use object::read::archive::{ArchiveFile, ArchiveOffset};
 
-use super::container::is_elf;
-use super::fatbin;
+use super::container::is_container;
 
 /// The magic of a thin archive.
 const THIN_MAGIC: &[u8] = b"!<thin>\n";
@@ -66,7 +65,7 @@ pub fn members(data: &[u8]) -> Result<Vec<Member>, String> {
 /// Appends the modules of member `name` whose bytes are `bytes` to `out`: a
 /// container whole, PTX text split at NUL bytes (blank parts dropped).
 pub fn split_member(name: String, bytes: &[u8], out: &mut Vec<Member>) {
-    if fatbin::is_fatbin(bytes) || is_elf(bytes) {
+    if is_container(bytes) {
         out.push(Member {
             name,
             bytes: bytes.to_vec(),

@@ -45,6 +45,12 @@ pub fn is_elf(data: &[u8]) -> bool {
     data.starts_with(b"\x7fELF")
 }
 
+/// True if `head` (the first bytes of an input) starts a container: a fatbin or an
+/// ELF object carrying one.
+pub fn is_container(head: &[u8]) -> bool {
+    fatbin::is_fatbin(head) || is_elf(head)
+}
+
 /// The bytes of the fatbin section (`.nv_fatbin`, else nvcc `-rdc`'s
 /// `__nv_relfatbin`) of an ELF object, with the section's file offset.
 pub fn fatbin_section(data: &[u8]) -> Result<(usize, &[u8]), String> {

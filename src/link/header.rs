@@ -183,13 +183,7 @@ pub(crate) fn merge(
             }
         }
     }
-    let show = |sm: u32, s: Option<u8>| {
-        let mut t = format!("sm_{sm}");
-        if let Some(s) = s {
-            t.push(s as char);
-        }
-        t
-    };
+    let show = |sm: u32, s: Option<u8>| Arch::from_parts(sm, s).to_string();
     if let Some(arch) = &opts.arch {
         match (arch.sm(), arch.suffix()) {
             (sm, suffix) if !is_known_target(sm, suffix) => errors.push(Diagnostic::global_error(

@@ -143,6 +143,8 @@ codes! {
     EntryParameterSpace = "entry-parameter-space",
     /// An initializer list with more elements than its array has.
     InitializerSize = "initializer-size",
+    /// A call's arguments or return values do not match its callee's prototype.
+    CallMismatch = "call-mismatch",
     /// Variables whose initializers refer to each other in a cycle.
     InitializerCycle = "initializer-cycle",
     /// A violation of the PTX ABI (NVIDIA's interoperability guide).

@@ -4,10 +4,83 @@
 //! statement this cannot lex exactly is lexed in full (`compact.rs`).
 
 use super::class::{modifier_end, CLASS, DIGIT, FOLLOW, ID_START, WS};
-use super::operand_skip::{name_end_cached, next_event_cached, space_end_cached};
+use super::compact::Mark;
+use super::grammar::instruction_slip;
+use super::grammar::{empty_after_open, ends_term};
+use super::operand_skip::{name_end_cached, next_operand_event, space_end_cached, Events};
 use super::scan::skip_whitespace;
 use super::shape::{register_declaration_end, simple_literal_end, starts_identifier};
 use super::{Lexer, Token, TokenKind};
+
+/// What the operand loops keep of an instruction's grammar (`grammar.rs`) from one
+/// event to the next: the rules are checked at the events, with the window's marks of
+/// juxtaposed terms and empty places.
+struct Grammar {
+    /// Where the opcode's name ends (its modifiers follow).
+    opcode_end: usize,
+    /// No juxtaposition seen yet: the first may be the space after the opcode.
+    gap: bool,
+    /// `[` open.
+    brackets: u32,
+}
+
+impl Grammar {
+    fn new(opcode_end: usize) -> Grammar {
+        Grammar {
+            opcode_end,
+            gap: true,
+            brackets: 0,
+        }
+    }
+
+    /// At `p`, which [`next_operand_event`] just returned through `events`: false if
+    /// the grammar may be broken there (the statement is then lexed in full, and its
+    /// tokens checked).
+    #[inline(always)]
+    fn sound(&mut self, src: &[u8], p: usize, events: &Events) -> bool {
+        if events.breaks_grammar(p) {
+            if matches!(src[p], b',' | b')') || !self.gap {
+                return false;
+            }
+            // The first juxtaposition is the space between the opcode (with its
+            // modifiers) and the first operand, or a slip.
+            self.gap = false;
+            let modifiers = events
+                .only_modifiers(self.opcode_end, p)
+                .unwrap_or_else(|| {
+                    src[self.opcode_end..p]
+                        .iter()
+                        .all(|&b| CLASS[b as usize] & (FOLLOW | WS) != 0 || b == b'.')
+                });
+            if !modifiers {
+                return false;
+            }
+        }
+        let previous = || {
+            let mut q = p - 1;
+            while CLASS[src[q] as usize] & WS != 0 {
+                q -= 1;
+            }
+            src[q]
+        };
+        let next = || src[skip_whitespace(src, p + 1).min(src.len() - 1)];
+        match src[p] {
+            b';' => self.brackets == 0 && ends_term(previous()),
+            b'[' => {
+                self.brackets += 1;
+                self.brackets == 1 && !empty_after_open(next())
+            }
+            b']' => {
+                let open = self.brackets == 1;
+                self.brackets = self.brackets.saturating_sub(1);
+                open && ends_term(previous())
+            }
+            b'{' => !empty_after_open(next()),
+            b'}' => ends_term(previous()),
+            _ => true,
+        }
+    }
+}
 
 /// How an instruction's compact lexing ended.
 enum Outcome {
@@ -63,12 +136,13 @@ impl Lexer<'_> {
     ///
     /// That is the case, with a symbol filter, for a label the filter rejects (and no
     /// body names are recorded), and for an instruction other than `call`, `shfl` and
-    /// `vote` whose operands, up to its `;`, are only what [`next_event_cached`]
-    /// skips, plain decimal and exact hex-float literals, and identifiers the filter
+    /// `vote` whose operands, up to its `;`, are only what [`next_operand_event`]
+    /// skips, brackets, `%`-names, plain decimal and exact hex-float literals, and identifiers the filter
     /// rejects. Those are the bytes the operand loop passes over without pushing a
     /// token or a diagnostic, with the same tests, so both paths agree; anything else
     /// (a brace, a comment, a string, a colon after an operand, another literal, an
-    /// identifier that may be a symbol) goes to the operand loop.
+    /// identifier that may be a symbol) goes to the operand loop, as does anything
+    /// [`Grammar::sound`] doubts.
     /// Four fifths of a body's statements are such instructions.
     #[inline(always)]
     fn quiet_statement_end(&mut self) -> Option<usize> {
@@ -112,9 +186,13 @@ impl Lexer<'_> {
                 return (!may.may_be_symbol(opcode)).then_some(after + 1);
             }
         }
+        let mut grammar = Grammar::new(p);
         loop {
-            p = next_event_cached(src, p, &mut self.events);
-            let &b = src.get(p)?;
+            p = next_operand_event(src, p, &mut self.events)?;
+            if !grammar.sound(src, p, &self.events) {
+                return None;
+            }
+            let b = src[p];
             if b == b';' {
                 return Some(p + 1);
             }
@@ -127,6 +205,11 @@ impl Lexer<'_> {
                 if may.may_be_symbol(&src[name..p]) {
                     return None;
                 }
+            } else if b == b'%' {
+                // A `%`-name, an event only where it starts a term after another.
+                p = name_end_cached(src, p + 1, &mut self.events);
+            } else if matches!(b, b'[' | b']' | b'(') {
+                p += 1;
             } else {
                 return None;
             }
@@ -156,8 +239,7 @@ impl Lexer<'_> {
             self.skip_trivia()?;
             let b = src[self.pos];
             if CLASS[b as usize] & ID_START == 0 && !matches!(b, b'_' | b'$') {
-                self.reset(start);
-                return self.full_statement();
+                return self.full_instruction(start);
             }
         }
         let lo = self.pos;
@@ -171,8 +253,7 @@ impl Lexer<'_> {
         self.skip_trivia()?;
         if src[self.pos] == b':' {
             if guarded {
-                self.reset(start);
-                return self.full_statement();
+                return self.full_instruction(start);
             }
             // A label that names no module-scope symbol shadows nothing: the walk
             // needs it only when it records the body's names.
@@ -190,8 +271,7 @@ impl Lexer<'_> {
         }
         // `call` and `shfl`/`vote` are read further by the walk; keep all their tokens.
         if matches!(opcode.text(src), b"call" | b"shfl" | b"vote") {
-            self.reset(start);
-            return self.full_statement();
+            return self.full_instruction(start);
         }
         // With `symbols` and no guard kept, the opcode is pushed only before the
         // first identifier kept: an instruction naming no symbol is left out whole
@@ -201,32 +281,45 @@ impl Lexer<'_> {
         } else {
             self.out.tokens.push(opcode);
         }
-        match self.operands()? {
+        match self.operands(opcode.hi as usize)? {
             Outcome::Done => {
                 if self.pending_opcode.take().is_some() {
                     self.out.tokens.truncate(start.tokens);
                 }
                 Some(())
             }
-            Outcome::Full => {
-                self.reset(start);
-                self.full_statement()
-            }
+            Outcome::Full => self.full_instruction(start),
         }
+    }
+
+    /// Lexes the statement from `start` in full, as an instruction: `None` (the body
+    /// is given up, for the walk to report) if its operands have a slip.
+    fn full_instruction(&mut self, start: Mark) -> Option<()> {
+        self.reset(start);
+        self.full_statement()?;
+        let toks = &self.out.tokens[start.tokens..];
+        instruction_slip(self.src, toks).is_none().then_some(())
     }
 
     /// An instruction's modifiers and operands, through its `;`, keeping only
     /// identifiers other than `%`-names, braces and the `;`. The bytes in between are
     /// skipped 64 at a time ([`next_event_cached`]); this loop sees only the others.
-    fn operands(&mut self) -> Option<Outcome> {
+    fn operands(&mut self, opcode_end: usize) -> Option<Outcome> {
         let src = self.src;
         let mut depth = 0u32;
         let mut pos = self.pos;
+        let mut grammar = Grammar::new(opcode_end);
         loop {
             // Every step ends at a byte that is not a name character, or at one
             // whose predecessor is not a name character, `%` or `.`: the vector
             // scan's rule for name characters holds from there.
-            pos = next_event_cached(src, pos, &mut self.events);
+            let Some(event) = next_operand_event(src, pos, &mut self.events) else {
+                return Some(Outcome::Full);
+            };
+            pos = event;
+            if !grammar.sound(src, pos, &self.events) {
+                return Some(Outcome::Full);
+            }
             match self.operand_step(&mut pos, &mut depth)? {
                 Step::Next => {}
                 Step::End(outcome) => {
@@ -340,11 +433,10 @@ impl Lexer<'_> {
                     }
                     Step::Next
                 }
+                // A comment between operands: the grammar's rules look past it only
+                // in tokens.
                 b'/' if p + 1 < len && matches!(src[p + 1], b'/' | b'*') => {
-                    self.pos = p;
-                    self.any_token();
-                    p = self.pos;
-                    Step::Next
+                    Step::End(Outcome::Full)
                 }
                 b',' | b'[' | b']' | b'+' | b'-' | b'(' | b')' | b'!' | b'*' | b'/' | b'|'
                 | b'&' | b'^' | b'~' | b'<' | b'>' | b'=' | b'?' | b'@' => {
@@ -363,8 +455,121 @@ impl Lexer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::lex::compact::tests::{texts, HEAD};
+    use crate::lex::compact::tests::{texts, HEAD, TAIL};
+    use crate::lex::{instruction_slip, lex, lex_body, SymbolFilter};
     use crate::source::FileId;
+
+    /// Whether the compact lexer keeps the body around `stmt` compact: with no
+    /// symbol filter, and with one that takes no name (the quiet path).
+    fn compacted(stmt: &str) -> [bool; 2] {
+        let src =
+            format!("{HEAD}{{\n .reg .b32 %r<3>;\n mov.u32 %r1, 1;\n {stmt}\n ret;\n}}{TAIL}");
+        let lo = src.find('{').unwrap();
+        let none = |_: &[u8]| false;
+        [None, Some(&none as &dyn SymbolFilter)].map(|symbols| {
+            let (lexed, _) = lex_body(
+                FileId(0),
+                src.as_bytes(),
+                lo,
+                Default::default(),
+                symbols,
+                false,
+            );
+            !lexed.compacted.is_empty()
+        })
+    }
+
+    /// Whether the token check finds a slip in one of the statements of `text`.
+    fn has_slip(text: &str) -> bool {
+        let l = lex(FileId(0), text.as_bytes());
+        let src = text.as_bytes();
+        l.tokens
+            .split_inclusive(|t| t.text(src) == b";")
+            .filter(|stmt| stmt.len() > 1)
+            .any(|stmt| instruction_slip(src, stmt).is_some())
+    }
+
+    const GOOD: &[&str] = &[
+        "ld.param.u64 \t%rd1, [k_param_0];",
+        "st.global.v2.u32 [%rd2+8], {%r1, %r2};",
+        "@%p1 bra.uni $L__BB0_2;",
+        "add.s32 %r2, %r1, -1;",
+        "mov.b64 {%r1, %r2}, %rd1;",
+        "setp.lt.s32 %p1|%p2, %r1, 0x1F;",
+        "ld.global.nc.f32 %f1, [%rd1 + 4];",
+        "mov.u32 %r1, %tid.x;",
+        "bar.sync 0;",
+        "selp.b32 %r1, 1, 0, !%p1;",
+    ];
+
+    /// Every slip of the token check makes the compact lexer give the body up, so
+    /// that the walk, over every token, reports it; well-formed statements stay
+    /// compact on both paths.
+    #[test]
+    fn a_body_with_a_slip_is_lexed_in_full() {
+        for stmt in GOOD {
+            assert!(!has_slip(stmt), "{stmt}");
+            assert_eq!(compacted(stmt), [true, true], "{stmt}");
+        }
+        for stmt in [
+            "add.s32 %r2, %r1 %r1, 1;",
+            "add.s32 %r2, %r1, 1\n st.u32 [%rd1], %r2;",
+            "add.s32 %r2, , %r1;",
+            "add.s32 %r2,, %r1;",
+            "add.s32 %r2, %r1,\n ;",
+            "st.u32 [], %r2;",
+            "st.u32 [%rd1+], %r2;",
+            "st.u32 [%rd1, %r2;",
+            "st.u32 %rd1], %r2;",
+            "st.u32 [[%rd1], %r2;",
+            "mov.b64 %rd2, {, %r3};",
+            "mov.b64 %rd2, {%r3,};",
+            "mov.u32 -1 %r1;",
+            "mov.u32 %r1, 1 // c\n ret;",
+            "%r1, %r2;",
+            "@%p1 %r1, %r2;",
+        ] {
+            assert!(has_slip(stmt), "{stmt}");
+            assert_eq!(compacted(stmt), [false, false], "{stmt}");
+        }
+    }
+
+    /// Random slips in well-formed statements (a byte of them deleted, doubled or
+    /// swapped with the next): whenever the compact lexer keeps the body compact,
+    /// the token check finds no slip either, so both paths report the same.
+    #[test]
+    fn the_compact_lexer_doubts_every_slip_the_tokens_show() {
+        let mut rand = crate::lex::xorshift(0x5eed_0f51_1b00);
+        let mut doubted = 0;
+        for round in 0..20_000 {
+            let good = GOOD[round % GOOD.len()].as_bytes();
+            let i = (rand() % good.len() as u64) as usize;
+            let mut bad = good.to_vec();
+            match rand() % 3 {
+                0 => {
+                    bad.remove(i);
+                }
+                1 => bad.insert(i, good[i]),
+                _ if i + 1 < bad.len() => bad.swap(i, i + 1),
+                _ => continue,
+            }
+            let Ok(stmt) = String::from_utf8(bad) else {
+                continue;
+            };
+            if !stmt.ends_with(';') {
+                continue;
+            }
+            let [plain, quiet] = compacted(&stmt);
+            if has_slip(&stmt) {
+                assert!(
+                    !plain && !quiet,
+                    "{stmt:?} has a slip, compact: {plain} {quiet}"
+                );
+                doubted += 1;
+            }
+        }
+        assert!(doubted > 1000, "{doubted}");
+    }
 
     /// With a symbol filter, instructions that may name no module-scope symbol are
     /// left out whole; the rest keep their opcode, `;` and the identifiers that may.
@@ -372,7 +577,7 @@ mod tests {
     fn a_symbol_filter_leaves_out_instructions_that_name_none() {
         let body = "{\n .reg .b32 %r<3>;\n ld.param.u32 %r1, [p+4];\n ld.global.u32 %r2, [g];\n\
                     @%p1 bra L;\n@g bra L;\nL:\n mov.b64 {%r1, %r2}, %rd1; // c\n ret;\n}";
-        let src = format!("{HEAD}{body}");
+        let src = format!("{HEAD}{body}{TAIL}");
         let lo = src.find('{').unwrap();
         let may = |name: &[u8]| name == b"g";
         let (lexed, end) = crate::lex::lex_body(
@@ -383,7 +588,7 @@ mod tests {
             Some(&may),
             false,
         );
-        assert_eq!(end, src.len());
+        assert_eq!(end, src.len() - TAIL.len());
         let toks: Vec<&str> = lexed
             .tokens
             .iter()
@@ -425,7 +630,7 @@ mod tests {
             "5U",
         ] {
             let stmt = format!("mov.u32 %r1, {lit};");
-            let src = format!("{HEAD}{{\n{stmt}\n}}");
+            let src = format!("{HEAD}{{\n{stmt}\n}}{TAIL}");
             let (full, _) = texts(&src, false);
             assert!(full.iter().any(|t| t == lit), "{lit}: {full:?}");
         }

@@ -20,7 +20,8 @@
 //! * `instruction.rs`: instructions lexed compactly, keeping only what the body
 //!   walk reads;
 //! * `operand_skip.rs`: operand bytes classified a vector at a time;
-//! * `shape.rs`: register declarations and literals passed over without tokens.
+//! * `shape.rs`: register declarations and literals passed over without tokens;
+//! * `grammar.rs`: the operand-list rules both lexers and the body walk check.
 //!
 //! The lexer uses nothing of the parser or the IR: what the compact lexer needs to
 //! know of a module's symbols comes through [`SymbolFilter`].
@@ -31,6 +32,7 @@ use crate::source::{FileId, Span};
 mod class;
 mod compact;
 mod defer;
+mod grammar;
 mod instruction;
 mod operand_skip;
 mod scan;
@@ -41,6 +43,7 @@ use class::is;
 /// For the IR's test that its state spaces are the lexer's.
 #[cfg(test)]
 pub(crate) use class::is_state_space;
+pub(crate) use grammar::instruction_slip;
 
 /// What a token is. The token's text is always its span in the source.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -6,11 +6,19 @@
 //! a hard-to-predict branch per byte, and that branch was the largest single cost of
 //! linking (a `perf annotate` of the operand loop). Here each byte is classified with
 //! vector table lookups instead, and the loop only sees the bytes that matter: the
-//! start of an identifier or a number, `;`, braces, `/`, and anything unusual.
+//! start of an identifier or a number, `;`, braces and brackets, `/`, and anything
+//! unusual.
+//!
+//! Each window also marks where the operand grammar (`grammar.rs`) may be broken:
+//! a term start whose previous significant byte ends a term (a juxtaposition), and
+//! a `,` or `)` whose previous significant byte is a `,`. The previous significant
+//! byte of every position is found at once by an addition whose carries run through
+//! the whitespace (bit tricks as in simdjson): `(space + (A << 1)) & !space` sets
+//! the first non-space bit after each bit of A.
 //!
 //! A byte is skipped exactly when the byte-by-byte loop would skip it with no effect,
 //! judging only from it and its two neighbours:
-//! - whitespace and the punctuation `, [ ] + - ( ) ! * | & ^ ~ < > = ? @`;
+//! - whitespace and the punctuation `, + - ( ) ! * | & ^ ~ < > = ? @`;
 //! - `%` followed by a name character (a `%`-name begins);
 //! - `.` followed by a name character that is not a digit (a modifier begins);
 //! - a name character after a name character, `%` or `.` (the middle of a name).
@@ -33,8 +41,6 @@ const fn is_plain(b: u8) -> bool {
             | 0x0b
             | 0x0c
             | b','
-            | b'['
-            | b']'
             | b'+'
             | b'-'
             | b'('
@@ -84,6 +90,8 @@ enum Set {
     Plain,
     Name,
     Space,
+    Open,
+    Close,
 }
 
 impl Set {
@@ -92,6 +100,8 @@ impl Set {
             Set::Plain => is_plain(b),
             Set::Name => is_name(b),
             Set::Space => is_space(b),
+            Set::Open => matches!(b, b'[' | b'{' | b'('),
+            Set::Close => matches!(b, b']' | b'}' | b')'),
         }
     }
 }
@@ -104,6 +114,8 @@ const fn is_space(b: u8) -> bool {
 const PLAIN: ([u8; 16], [u8; 16]) = nibble_tables(Set::Plain);
 const NAME: ([u8; 16], [u8; 16]) = nibble_tables(Set::Name);
 const SPACE: ([u8; 16], [u8; 16]) = nibble_tables(Set::Space);
+const OPEN: ([u8; 16], [u8; 16]) = nibble_tables(Set::Open);
+const CLOSE: ([u8; 16], [u8; 16]) = nibble_tables(Set::Close);
 
 /// Whether position `i` of `src` is skipped, by the rules above (the scalar
 /// definition the vector code must agree with; `0 < i < src.len() - 1`).
@@ -116,21 +128,6 @@ fn skipped(src: &[u8], i: usize) -> bool {
         || is_name(b) && (is_name(prev) || prev == b'%' || prev == b'.')
 }
 
-/// The first position at or after `pos` that is not skipped, or `pos` itself where
-/// there are not sixteen bytes around it to look at (the caller then steps byte by
-/// byte). `pos` must be at least 1.
-pub(super) fn next_event(src: &[u8], pos: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("ssse3") {
-            // SAFETY: the CPU has SSSE3 (checked just above).
-            return unsafe { next_event_ssse3(src, pos) };
-        }
-    }
-    let _ = src;
-    pos
-}
-
 /// The byte classes of one loaded vector, one bit per byte (bit k is byte k).
 #[derive(Clone, Copy, Default)]
 struct Classes<T> {
@@ -140,6 +137,12 @@ struct Classes<T> {
     dot: T,
     digit: T,
     space: T,
+    /// `[ { (`
+    open: T,
+    /// `] } )`
+    close: T,
+    comma: T,
+    rparen: T,
 }
 
 impl Classes<u64> {
@@ -191,27 +194,11 @@ unsafe fn classify16(at: *const u8) -> Classes<u64> {
         digit: _mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, digit_bias), digit_limit)) as u32
             as u64,
         space: member(SPACE),
+        open: member(OPEN),
+        close: member(CLOSE),
+        comma: is(b','),
+        rparen: is(b')'),
     }
-}
-
-/// Bytes `pos - 1 .. pos + 15` are loaded at a time; positions `pos .. pos + 14` are
-/// decided (each needs its neighbours).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "ssse3")]
-unsafe fn next_event_ssse3(src: &[u8], mut pos: usize) -> usize {
-    debug_assert!(pos >= 1);
-    while pos - 1 + 16 <= src.len() {
-        // SAFETY: bytes `pos - 1 .. pos + 15` are inside `src` (loop condition).
-        let c = classify16(src.as_ptr().add(pos - 1));
-        // Bit k is loaded byte k, i.e. position pos - 1 + k; positions pos .. pos + 14
-        // are bits 1 ..= 14.
-        let events = c.events() & 0x7ffe;
-        if events != 0 {
-            return pos - 1 + events.trailing_zeros() as usize;
-        }
-        pos += 14;
-    }
-    pos
 }
 
 /// Positions decided by one window: bytes `base - 1 .. base + 63` are loaded.
@@ -234,6 +221,11 @@ pub(super) struct Events {
     name: u64,
     /// Bit j: byte `base + j` is whitespace (the lexer's `WS`).
     space: u64,
+    /// Bit j: position `base + j` may break the operand grammar (and is an event).
+    gram: u64,
+    /// Bit j: byte `base + j` is a name character, `.` or whitespace: what lies
+    /// between an opcode and its first operand.
+    modifiers: u64,
 }
 
 impl Events {
@@ -247,6 +239,8 @@ impl Events {
             mask: 0,
             name: 0,
             space: 0,
+            gram: 0,
+            modifiers: 0,
         }
     }
 }
@@ -277,11 +271,38 @@ fn find(
     }
 }
 
-/// [`next_event`] through `cache`: the same position, found by looking at 64
-/// bytes at a time and remembering them.
+/// The next position at or after `pos` that the operand loop looks at: an event, or
+/// one that may break the operand grammar ([`Events::breaks_grammar`]). `None` where
+/// no window fits (the last 64 bytes of `src`): the caller then lexes the statement
+/// in full, and checks its tokens.
 #[inline(always)]
-pub(super) fn next_event_cached(src: &[u8], pos: usize, cache: &mut Events) -> usize {
-    find(src, pos, cache, |e| e.mask, next_event)
+pub(super) fn next_operand_event(src: &[u8], pos: usize, cache: &mut Events) -> Option<usize> {
+    let found = find(src, pos, cache, |e| e.mask | e.gram, |_, _| usize::MAX);
+    (found != usize::MAX).then_some(found)
+}
+
+impl Events {
+    /// Whether position `pos`, which the last [`next_operand_event`] returned, may
+    /// break the operand grammar: a term starting right after another (whitespace
+    /// aside), or a `,` or `)` right after a `,`.
+    #[inline(always)]
+    pub(super) fn breaks_grammar(&self, pos: usize) -> bool {
+        (self.gram >> (pos - self.base)) & 1 != 0
+    }
+
+    /// Whether bytes `from .. to` are all name characters, `.` and whitespace (an
+    /// opcode's modifiers and the space after them); `None` if `from` is before the
+    /// window `to` is in.
+    #[inline(always)]
+    pub(super) fn only_modifiers(&self, from: usize, to: usize) -> Option<bool> {
+        let lo = from.checked_sub(self.base)?;
+        let hi = to - self.base;
+        if hi <= lo {
+            return Some(true);
+        }
+        let range = (u64::MAX >> (64 - hi)) & (u64::MAX << lo);
+        Some(!self.modifiers & range == 0)
+    }
 }
 
 /// The first position at or after `pos` that is not a name character (the end of
@@ -318,12 +339,12 @@ fn load_window(src: &[u8], pos: usize, cache: &mut Events) -> bool {
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above), and bytes
             // `pos - 1 .. pos + 63` are inside `src`.
-            unsafe { window_avx2(src, pos, cache) };
+            unsafe { window_avx2(src, pos, Carries::before(src, pos), cache) };
             return true;
         }
         if std::arch::is_x86_feature_detected!("ssse3") {
             // SAFETY: as above, with SSSE3.
-            unsafe { window_ssse3(src, pos, cache) };
+            unsafe { window_ssse3(src, pos, Carries::before(src, pos), cache) };
             return true;
         }
     }
@@ -333,13 +354,49 @@ fn load_window(src: &[u8], pos: usize, cache: &mut Events) -> bool {
 
 impl Classes<u64> {
     /// The window at `pos` from the classes of bytes `pos - 1 .. pos + 63` (bit k is
-    /// byte `pos - 1 + k`).
-    fn window(&self, pos: usize) -> Events {
+    /// byte `pos - 1 + k`), with what the bytes before say of its leading whitespace.
+    fn window(&self, pos: usize, carries: Carries) -> Events {
+        // The first significant bit after each bit of `a`; `carry` continues one
+        // from before the window through its leading whitespace.
+        let next_significant = |a: u64, carry: bool| {
+            self.space.wrapping_add(a << 1).wrapping_add(carry as u64) & !self.space
+        };
+        let ends_term = self.name | self.close;
+        let starts_term = self.name | self.pct | self.open;
+        // Name characters right after one are the same token.
+        let same_token = self.name & (self.name << 1);
+        let juxtaposed = next_significant(ends_term, carries.term) & starts_term & !same_token;
+        let empty = next_significant(self.comma, carries.comma) & (self.comma | self.rparen);
         Events {
             base: pos,
             mask: (self.events() >> 1) & DECIDED,
             name: self.name >> 1,
             space: self.space >> 1,
+            gram: ((juxtaposed | empty) >> 1) & DECIDED,
+            modifiers: (self.name | self.dot | self.space) >> 1,
+        }
+    }
+}
+
+/// Whether the whitespace that byte `pos - 1` is in (if it is) follows the end of a
+/// term or a `,`: the carries into a window's additions.
+#[derive(Clone, Copy, Default)]
+struct Carries {
+    term: bool,
+    comma: bool,
+}
+
+impl Carries {
+    fn before(src: &[u8], pos: usize) -> Carries {
+        if !is_space(src[pos - 1]) {
+            return Carries::default();
+        }
+        match src[..pos - 1].iter().rposition(|&b| !is_space(b)) {
+            Some(i) => Carries {
+                term: is_name(src[i]) || matches!(src[i], b']' | b'}' | b')'),
+                comma: src[i] == b',',
+            },
+            None => Carries::default(),
         }
     }
 }
@@ -352,7 +409,7 @@ impl Classes<u64> {
 /// forwarded, and stalls (a visible share of a link's time in `perf`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn window_avx2(src: &[u8], pos: usize, out: &mut Events) {
+unsafe fn window_avx2(src: &[u8], pos: usize, carries: Carries, out: &mut Events) {
     use std::arch::x86_64::*;
     let at = src.as_ptr().add(pos - 1);
     // The nibble tables in both 16-byte lanes (the shuffle looks up within a lane).
@@ -384,14 +441,18 @@ unsafe fn window_avx2(src: &[u8], pos: usize, out: &mut Events) {
         all.pct |= is(b'%') << shift;
         all.dot |= is(b'.') << shift;
         all.digit |= mask(_mm256_cmpgt_epi8(digit_limit, biased)) << shift;
+        all.open |= member(OPEN) << shift;
+        all.close |= member(CLOSE) << shift;
+        all.comma |= is(b',') << shift;
+        all.rparen |= is(b')') << shift;
     }
-    *out = all.window(pos);
+    *out = all.window(pos, carries);
 }
 
 /// The window of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
-unsafe fn window_ssse3(src: &[u8], pos: usize, out: &mut Events) {
+unsafe fn window_ssse3(src: &[u8], pos: usize, carries: Carries, out: &mut Events) {
     let at = src.as_ptr().add(pos - 1);
     let mut all = Classes::<u64>::default();
     for i in 0..4 {
@@ -403,8 +464,12 @@ unsafe fn window_ssse3(src: &[u8], pos: usize, out: &mut Events) {
         all.pct |= c.pct << shift;
         all.dot |= c.dot << shift;
         all.digit |= c.digit << shift;
+        all.open |= c.open << shift;
+        all.close |= c.close << shift;
+        all.comma |= c.comma << shift;
+        all.rparen |= c.rparen << shift;
     }
-    *out = all.window(pos);
+    *out = all.window(pos, carries);
 }
 
 #[cfg(test)]
@@ -415,7 +480,7 @@ mod tests {
     /// `max_len` bytes; every other one mostly skippable, so that scans run over
     /// several blocks.
     fn texts(rounds: usize, max_len: u64) -> Vec<Vec<u8>> {
-        let alphabet = b"aZ_$09%.;,[]{}/ \t\n\r\x0b\x0c:\"+-!@x\x80\x00";
+        let alphabet = b"aZ_$09%.;,[]{}()/ \t\n\r\x0b\x0c:\"+-!@x\x80\x00";
         let mut rand = crate::lex::xorshift(0x9e37_79b9_7f4a_7c15);
         (0..rounds)
             .map(|round| {
@@ -434,52 +499,51 @@ mod tests {
             .collect()
     }
 
-    /// The vector scan stops exactly at the first position the scalar rules do not
-    /// skip, for every start in texts made of the interesting bytes.
-    #[test]
-    fn vector_scan_agrees_with_the_rules() {
-        let mut checked = 0;
-        for src in texts(4000, 80) {
-            let len = src.len();
-            for pos in 1..len - 1 {
-                let got = next_event(&src, pos);
-                assert!(got >= pos, "{src:?} from {pos}: {got}");
-                for i in pos..got {
-                    assert!(skipped(&src, i), "{src:?} from {pos}: {i} is not skipped");
-                }
-                if got < len - 1 && got + 16 <= len {
-                    assert!(!skipped(&src, got), "{src:?} from {pos}: stopped at {got}");
-                }
-                checked += 1;
-            }
-        }
-        assert!(checked > 100_000);
+    /// Whether position `i` may break the operand grammar, by the rules of
+    /// [`Events::breaks_grammar`] (the scalar definition the windows must agree with).
+    fn breaks_grammar_at(src: &[u8], i: usize) -> bool {
+        let Some(q) = src[..i].iter().rposition(|&b| !is_space(b)) else {
+            return false;
+        };
+        let (prev, b) = (src[q], src[i]);
+        let juxtaposed = (is_name(b) || matches!(b, b'%' | b'[' | b'{' | b'('))
+            && (is_name(prev) || matches!(prev, b']' | b'}' | b')'))
+            && !(q + 1 == i && is_name(prev) && is_name(b));
+        juxtaposed || matches!(b, b',' | b')') && prev == b','
     }
 
-    /// The 64-byte windows find the position the 16-byte scan finds, with a fresh
-    /// cache and with one carried from call to call (forwards, as the operand loop
-    /// goes, and backwards, as after it takes back a statement).
+    /// The windows stop exactly at the first position that the scalar rules do not
+    /// skip or that may break the grammar, for every start in texts made of the
+    /// interesting bytes, with a fresh cache and with one carried from call to call
+    /// (forwards, as the operand loop goes, and backwards, as after it takes back a
+    /// statement); where no window fits, they say so.
     #[test]
-    fn window_scan_agrees_with_the_vector_scan() {
+    fn operand_scan_agrees_with_the_rules() {
         let mut checked = 0;
         for src in texts(1500, 240) {
             let len = src.len();
-            // Each start twice: forwards, then backwards, each with its carried cache.
+            let stops = |i: usize| !skipped(&src, i) || breaks_grammar_at(&src, i);
             let starts = (1..len - 1)
                 .map(|p| (p, 0))
                 .chain((1..len - 1).rev().map(|p| (p, 1)));
             let mut carried = [Events::new(), Events::new()];
             for (pos, pass) in starts {
-                let want = next_event(&src, pos);
-                let decided = |at: usize| at < len - 1 && at + 16 <= len;
+                let want = (pos..len - 1).find(|&i| stops(i));
                 for cache in [&mut carried[pass], &mut Events::new()] {
-                    let got = next_event_cached(&src, pos, cache);
-                    assert!(got >= pos, "{src:?} from {pos}: {got}");
-                    for i in pos..got {
-                        assert!(skipped(&src, i), "{src:?} from {pos}: {i} is not skipped");
-                    }
-                    if decided(want) || decided(got) {
-                        assert_eq!(got, want, "{src:?} from {pos}");
+                    match next_operand_event(&src, pos, cache) {
+                        Some(got) => {
+                            assert_eq!(Some(got), want, "{src:?} from {pos}");
+                            assert_eq!(
+                                cache.breaks_grammar(got),
+                                breaks_grammar_at(&src, got),
+                                "{src:?} at {got}"
+                            );
+                        }
+                        // Only where the next stop is in the last bytes.
+                        None => assert!(
+                            want.is_none_or(|w| w + 63 > len),
+                            "{src:?} from {pos}: {want:?}"
+                        ),
                     }
                     checked += 1;
                 }
@@ -487,11 +551,12 @@ mod tests {
                 if pos - 1 + 64 <= len && std::arch::is_x86_feature_detected!("avx2") {
                     // SAFETY: the CPU has AVX2 (and so SSSE3); the window is in `src`.
                     let (mut a, mut b) = (Events::new(), Events::new());
+                    let carries = Carries::before(&src, pos);
                     unsafe {
-                        window_ssse3(&src, pos, &mut a);
-                        window_avx2(&src, pos, &mut b);
+                        window_ssse3(&src, pos, carries, &mut a);
+                        window_avx2(&src, pos, carries, &mut b);
                     }
-                    assert_eq!(a.mask, b.mask, "{src:?} at {pos}");
+                    assert_eq!((a.mask, a.gram), (b.mask, b.gram), "{src:?} at {pos}");
                 }
             }
         }

@@ -17,7 +17,7 @@ use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
     SymbolId,
 };
-use crate::lex::{Token, TokenKind};
+use crate::lex::{instruction_slip, Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Names defined inside bodies (labels, function-scope variables), for debug sections
@@ -43,6 +43,9 @@ struct Walker<'s, 'r, 't> {
     /// This body's `.param` declarations so far, for the calls that pass them.
     local_params: Vec<LocalParam>,
     legacy_warp_op: &'r mut Option<Span>,
+    /// The tokens are the body's every token, so the walk checks each instruction's
+    /// operand grammar; a compactly lexed body was checked by the lexer.
+    complete: bool,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -58,8 +61,15 @@ pub(crate) struct BodyCtx<'s, 'r> {
     pub errors: &'r mut Vec<Diagnostic>,
 }
 
-/// Walks the body whose tokens are `toks` (from its `{` through its `}`).
-pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl, toks: &[Token]) {
+/// Walks the body whose tokens are `toks` (from its `{` through its `}`); `complete`
+/// when they are all of its tokens (not a compact lexing).
+pub(crate) fn walk_body(
+    cx: &mut BodyCtx<'_, '_>,
+    item: ItemId,
+    func: &FuncDecl,
+    toks: &[Token],
+    complete: bool,
+) {
     let src = cx.src;
     let mut w = Walker {
         c: Cursor::new(cx.file, src, toks),
@@ -74,6 +84,7 @@ pub(crate) fn walk_body(cx: &mut BodyCtx<'_, '_>, item: ItemId, func: &FuncDecl,
         calls: cx.calls,
         local_params: Vec::new(),
         legacy_warp_op: cx.legacy_warp_op,
+        complete,
     };
     // Parameters shadow module-scope names for the whole body.
     for p in func.signature.all() {
@@ -199,6 +210,7 @@ impl<'s> Walker<'s, '_, '_> {
 
     /// `[@[!]guard] opcode{.mod} operands ;`
     fn instruction(&mut self) {
+        let start = self.c.pos;
         if self.c.eat_punct(b"@") {
             self.c.eat_punct(b"!");
             match self.c.peek() {
@@ -237,11 +249,20 @@ impl<'s> Walker<'s, '_, '_> {
             }
         }
         if opcode == b"call" {
-            let start = self.c.pos;
+            let operands = self.c.pos;
             self.operands(RefKind::Call, "instruction");
-            self.call_site(start, self.c.pos);
+            self.call_site(operands, self.c.pos);
         } else {
             self.operands(RefKind::Operand, "instruction");
+        }
+        let ended = self.c.prev().is_some_and(|t| self.c.is_punct(t, b";"));
+        if self.complete && ended {
+            let toks = &self.c.toks[start..self.c.pos];
+            if let Some((k, slip)) = instruction_slip(self.src, toks) {
+                let at = toks[k];
+                let msg = slip.message(&String::from_utf8_lossy(self.c.text(at)));
+                self.c.error(at.span(), msg);
+            }
         }
     }
 
@@ -258,13 +279,27 @@ impl<'s> Walker<'s, '_, '_> {
         CallOperand { span, decl }
     }
 
-    /// The identifiers among `toks`, as call operands, in an array of their exact
-    /// size: most calls pass one or two, and an array grown by pushing starts with
-    /// room for four (docs/performance.md).
+    /// The elements of a call's list `toks` (inside its parentheses), as call
+    /// operands: an identifier with its `.param` declaration, or the first token of
+    /// an immediate or another operand. Each element counts, as ptxas counts them
+    /// against the prototype. In an array of their exact size: most calls pass one
+    /// or two, and an array grown by pushing starts with room for four
+    /// (docs/performance.md).
     fn call_operands(&self, toks: &[Token]) -> Box<[CallOperand]> {
-        let idents = || toks.iter().filter(|t| t.kind == TokenKind::Ident);
-        let mut operands = Vec::with_capacity(idents().count());
-        operands.extend(idents().map(|t| self.operand(t.span())));
+        let src = self.src;
+        let comma = |t: &Token| t.kind == TokenKind::Punct && t.text(src) == b",";
+        let elements = || {
+            toks.split(comma)
+                .filter_map(|e| e.iter().find(|t| t.kind == TokenKind::Ident).or(e.first()))
+        };
+        let mut operands = Vec::with_capacity(elements().count());
+        operands.extend(elements().map(|t| match t.kind {
+            TokenKind::Ident => self.operand(t.span()),
+            _ => CallOperand {
+                span: t.span(),
+                decl: None,
+            },
+        }));
         operands.into_boxed_slice()
     }
 
@@ -285,7 +320,7 @@ impl<'s> Walker<'s, '_, '_> {
                 .iter()
                 .position(|t| punct(t, b")"))
                 .map_or(toks.len(), |k| i + k);
-            rets = self.call_operands(&toks[i..close]);
+            rets = self.call_operands(&toks[i + 1..close]);
             i = close + 2;
         }
         let Some(callee) = toks.get(i).filter(|t| t.kind == TokenKind::Ident) else {

@@ -50,7 +50,8 @@ impl<'d> DeferredBodies<'d> {
         }
     }
 
-    /// The tokens of `body` if it was deferred (bodies are asked for in order),
+    /// The tokens of `body` if it was deferred (bodies are asked for in order), and
+    /// whether they are all its tokens (it was not lexed compactly),
     /// without the instructions and operands that name none of `names`, and, unless
     /// the walk records `body_names` or a module-scope name starts with `%`, without
     /// plain register declarations.
@@ -61,7 +62,7 @@ impl<'d> DeferredBodies<'d> {
         body: Span,
         names: &Names,
         body_names: bool,
-    ) -> Option<&[Token]> {
+    ) -> Option<(&[Token], bool)> {
         while self.opens.get(self.next).is_some_and(|&lo| lo < body.lo) {
             self.next += 1;
         }
@@ -88,7 +89,8 @@ impl<'d> DeferredBodies<'d> {
                 .filter(|c| src[c.range()].starts_with(b"//:")),
         );
         self.lexed = lexed;
-        Some(&self.lexed.tokens)
+        // `compacted` names the body when it was lexed compactly.
+        Some((&self.lexed.tokens, self.lexed.compacted.is_empty()))
     }
 
     /// The tokens of `body` again (for debug sections that refer into it).

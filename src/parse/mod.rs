@@ -4,6 +4,7 @@
 //! [`Module`] together with every diagnostic found.
 
 mod body;
+mod calls;
 mod cursor;
 mod decl;
 mod deferred;

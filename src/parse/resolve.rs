@@ -8,6 +8,7 @@
 use rustc_hash::FxHashMap;
 
 use super::body::{walk_body, BodyCtx, BodyNames};
+use super::calls::check_calls;
 use super::deferred::DeferredBodies;
 use super::names::Names;
 use crate::diag::{Code, Diagnostic};
@@ -120,10 +121,11 @@ pub(crate) fn resolve(
             }
             ItemKind::Function(f) if split.is_none() => {
                 if let Some(body) = &f.body {
-                    let toks = match deferred.tokens(file, src, body.span, &names, sections_refer) {
-                        Some(toks) => toks,
-                        None => &m.tokens[body.tokens.range()],
-                    };
+                    let (toks, complete) =
+                        match deferred.tokens(file, src, body.span, &names, sections_refer) {
+                            Some(lexed) => lexed,
+                            None => (&m.tokens[body.tokens.range()], true),
+                        };
                     let mut cx = BodyCtx {
                         src,
                         file,
@@ -135,7 +137,7 @@ pub(crate) fn resolve(
                         legacy_warp_op: &mut legacy_warp_op,
                         errors,
                     };
-                    walk_body(&mut cx, item_id, f, toks);
+                    walk_body(&mut cx, item_id, f, toks, complete);
                 }
             }
             _ => {}
@@ -173,6 +175,7 @@ pub(crate) fn resolve(
         deferred,
     );
 
+    check_calls(m, src, &names, &symbols, &calls, errors);
     refs.sort_by_key(|r| (r.span.lo, r.span.hi));
     m.symbols = symbols;
     m.references = refs;
@@ -482,10 +485,11 @@ fn walk_bodies_split<'s>(
             let mut out = BodiesOut::default();
             for &(item, f, span) in group.iter() {
                 let Some(body) = &f.body else { continue };
-                let toks = match deferred.tokens(m.file, src, span, names, sections_refer) {
-                    Some(toks) => toks,
-                    None => &m.tokens[body.tokens.range()],
-                };
+                let (toks, complete) =
+                    match deferred.tokens(m.file, src, span, names, sections_refer) {
+                        Some(lexed) => lexed,
+                        None => (&m.tokens[body.tokens.range()], true),
+                    };
                 let mut cx = BodyCtx {
                     src,
                     file: m.file,
@@ -497,7 +501,7 @@ fn walk_bodies_split<'s>(
                     legacy_warp_op: &mut out.legacy_warp_op,
                     errors: &mut out.errors,
                 };
-                walk_body(&mut cx, item, f, toks);
+                walk_body(&mut cx, item, f, toks, complete);
             }
             out.exact = deferred.exact;
             out.map_comments = std::mem::take(&mut deferred.map_comments);

@@ -1,0 +1,213 @@
+//! The grammar of an instruction's operand list, as far as ptxas refuses a slip in
+//! it as a syntax error: operands are separated by commas, brackets pair up, and a
+//! list never has an empty place. The rules are stated on bytes next to each other
+//! (whitespace aside), so that the compact lexer can check them with the byte masks
+//! it already computes (`operand_skip.rs`) and this token check, which the body walk
+//! and the compact lexer's full statements use, finds exactly what those find.
+//!
+//! With `a` and `b` the last and first significant bytes of two neighbouring tokens:
+//! - **juxtaposition**: `a` ends a term (a name character, `]`, `)` or `}`) and `b`
+//!   starts one (a name character, `%`, `[`, `{`, `(` or a string). Allowed once:
+//!   between the opcode with its modifiers and the first operand;
+//! - **empty place**: `,` followed by `,` or `)`; `;`, `]` or `}` after anything
+//!   but the end of a term; `[` or `{` followed by `,`, `;`, `)`, `]` or `}`;
+//! - **brackets**: `[` inside an address, `]` outside one, `;` inside one.
+//!
+//! docs/linking.md ("Statements") has the ptxas experiments.
+
+use super::class::{is, FOLLOW};
+use super::{Token, TokenKind};
+
+/// Which slip an instruction has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slip {
+    /// A statement that starts with a register or another non-opcode.
+    NoOpcode,
+    /// Two operands without a `,` between them (or a missing `;` before the next
+    /// instruction).
+    Juxtaposed,
+    /// A `,` with no operand after it.
+    EmptyAfterComma,
+    /// A `;`, `]` or `}` right after an operator, a `,` or an opening bracket.
+    EmptyBeforeClose,
+    /// `[` or `{` followed by `,` or a closing bracket.
+    EmptyAfterOpen,
+    /// `[` inside an address.
+    NestedBracket,
+    /// `]` with no `[`.
+    UnopenedBracket,
+    /// `;` inside an address.
+    UnclosedBracket,
+}
+
+impl Slip {
+    /// What the diagnostic says, at the token where the slip shows.
+    pub fn message(self, at: &str) -> String {
+        match self {
+            Slip::NoOpcode => format!("expected an instruction opcode, found `{at}`"),
+            Slip::Juxtaposed => {
+                format!("expected `,` or `;` before `{at}`: two operands without a comma, or a missing `;`")
+            }
+            Slip::EmptyAfterComma => format!("expected an operand after `,`, found `{at}`"),
+            Slip::EmptyBeforeClose => format!("expected an operand before `{at}`"),
+            Slip::EmptyAfterOpen => format!("expected an operand, found `{at}`"),
+            Slip::NestedBracket => "`[` inside an address: expected `]` first".to_string(),
+            Slip::UnopenedBracket => "`]` without a matching `[`".to_string(),
+            Slip::UnclosedBracket => {
+                "expected `]` before `;`: the address is not closed".to_string()
+            }
+        }
+    }
+}
+
+/// A byte that ends a term.
+#[inline(always)]
+pub(super) fn ends_term(b: u8) -> bool {
+    is(b, FOLLOW) || matches!(b, b']' | b')' | b'}')
+}
+
+/// A byte that starts a term (a string only in tokens: the compact lexer lexes a
+/// statement with a string in full).
+#[inline(always)]
+pub(super) fn starts_term(b: u8) -> bool {
+    is(b, FOLLOW) || matches!(b, b'%' | b'[' | b'{' | b'(' | b'"')
+}
+
+/// A byte that may not follow `[` or `{`.
+#[inline(always)]
+pub(super) fn empty_after_open(b: u8) -> bool {
+    matches!(b, b',' | b';' | b')' | b']' | b'}')
+}
+
+/// The first slip in the statement `toks` (an instruction with its guard, through
+/// its `;`), and the index of the token where it shows.
+pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
+    let first = |t: &Token| src[t.lo as usize];
+    let last = |t: &Token| src[t.hi as usize - 1];
+    let punct = |t: &Token, p: u8| t.kind == TokenKind::Punct && t.text(src) == [p];
+    let mut i = 0;
+    if toks.first().is_some_and(|t| punct(t, b'@')) {
+        i = 1;
+        if toks.get(i).is_some_and(|t| punct(t, b'!')) {
+            i += 1;
+        }
+        i += 1;
+    }
+    let opcode = toks.get(i)?;
+    if opcode.kind != TokenKind::Ident || first(opcode) == b'%' {
+        return Some((i, Slip::NoOpcode));
+    }
+    // Still between the opcode and its first operand, where one juxtaposition is
+    // the space that separates them.
+    let mut gap = true;
+    let mut brackets = 0u32;
+    for k in i + 1..toks.len() {
+        let (a, b) = (&toks[k - 1], &toks[k]);
+        // Modifiers: `.u32`, and `::` qualifiers (`.L2::128B`).
+        let modifier = b.kind == TokenKind::Directive || punct(b, b':') || punct(a, b':');
+        if gap && modifier {
+            continue;
+        }
+        if (punct(a, b'[') || punct(a, b'{')) && empty_after_open(first(b)) {
+            return Some((k, Slip::EmptyAfterOpen));
+        }
+        if ends_term(last(a)) && starts_term(first(b)) {
+            if !gap {
+                return Some((k, Slip::Juxtaposed));
+            }
+        } else if b.kind == TokenKind::Punct {
+            let p = first(b);
+            if punct(a, b',') && matches!(p, b',' | b')') {
+                return Some((k, Slip::EmptyAfterComma));
+            }
+            if matches!(p, b';' | b']' | b'}') && !ends_term(last(a)) {
+                return Some((k, Slip::EmptyBeforeClose));
+            }
+        }
+        gap = false;
+        if punct(b, b'[') {
+            if brackets > 0 {
+                return Some((k, Slip::NestedBracket));
+            }
+            brackets += 1;
+        } else if punct(b, b']') {
+            if brackets == 0 {
+                return Some((k, Slip::UnopenedBracket));
+            }
+            brackets -= 1;
+        } else if punct(b, b';') && brackets > 0 {
+            return Some((k, Slip::UnclosedBracket));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lex::lex;
+    use crate::source::FileId;
+
+    fn slip(stmt: &str) -> Option<(String, Slip)> {
+        let l = lex(FileId(0), stmt.as_bytes());
+        instruction_slip(stmt.as_bytes(), &l.tokens).map(|(k, s)| {
+            let t = l.tokens[k];
+            (
+                String::from_utf8_lossy(t.text(stmt.as_bytes())).into_owned(),
+                s,
+            )
+        })
+    }
+
+    #[test]
+    fn well_formed_instructions_have_no_slip() {
+        for stmt in [
+            "ret;",
+            "ret ;",
+            "exit;",
+            "bar.sync 0;",
+            "mov.u32 %r1, %r2;",
+            "mov.u32 %r1 , 1 ;",
+            "@%p1 bra $L__BB0_2;",
+            "@!%p1 bra.uni L;",
+            "ld.global.L2::128B.u32 %r1, [%rd1+-16];",
+            "ld.param.v2.u32 {%r1, %r2}, [p];",
+            "tex.2d.v4.s32.f32 {%r1,%r2,%r3,%r4}, [tex, {%f1, %f2}];",
+            "mov.b64 %rd1, {%r1, _};",
+            "setp.eq.s32 %p1|%p2, %r1, -1;",
+            "call.uni (retval0), f, (param0, param1);",
+            "call.uni f, ();",
+            "call (retval0), f, (param0), proto;",
+            "mov.u32 %r1, %tid.x;",
+            "ld.u32 %r1, [ %rd1 + 4 ];",
+            "shfl.sync.idx.b32 %r1|%p1, %r2, 0, 31, -1;",
+            "selp.b32 %r1, 1, 0, !%p1;",
+        ] {
+            assert_eq!(slip(stmt), None, "{stmt}");
+        }
+    }
+
+    #[test]
+    fn slips_are_found_where_they_show() {
+        use Slip::*;
+        for (stmt, at, want) in [
+            ("mov.u32 %r1, 1\n ret;", "ret", Juxtaposed),
+            ("%r1, %r2;", "%r1", NoOpcode),
+            ("@%p1 %r1, %r2;", "%r1", NoOpcode),
+            ("mov.u32 %r1 %r2;", "%r2", Juxtaposed),
+            ("add.s32 %r1, %r2 %r2, %r3;", "%r2", Juxtaposed),
+            ("st.u32 [%rd1] %r1;", "%r1", Juxtaposed),
+            ("mov.u32 %r1, %r2, ;", ";", EmptyBeforeClose),
+            ("add.s32 %r1, , %r3;", ",", EmptyAfterComma),
+            ("call f, (a, );", ")", EmptyAfterComma),
+            ("ld.u32 %r1, [];", "]", EmptyAfterOpen),
+            ("ld.u32 %r1, [%rd1+];", "]", EmptyBeforeClose),
+            ("mov.b64 %rd1, {, %r2};", ",", EmptyAfterOpen),
+            ("ld.u32 %r1, [[%rd1];", "[", NestedBracket),
+            ("ld.u32 %r1, %rd1];", "]", UnopenedBracket),
+            ("ld.u32 %r1, [%rd1;", ";", UnclosedBracket),
+        ] {
+            assert_eq!(slip(stmt), Some((at.to_string(), want)), "{stmt}");
+        }
+    }
+}

@@ -143,6 +143,9 @@ codes! {
     EntryParameterSpace = "entry-parameter-space",
     /// An initializer list with more elements than its array has.
     InitializerSize = "initializer-size",
+    /// An `.alias` that ptxas refuses (its aliasee is not a defined, non-`.weak`
+    /// `.func`, the alias has a body, or their prototypes differ).
+    Alias = "alias",
     /// A call's arguments or return values do not match its callee's prototype.
     CallMismatch = "call-mismatch",
     /// Variables whose initializers refer to each other in a cycle.

@@ -3,6 +3,7 @@
 //! [`parse_module`] never fails and never panics on any input: it returns a
 //! [`Module`] together with every diagnostic found.
 
+mod alias;
 mod body;
 mod calls;
 mod cursor;

@@ -7,6 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::alias::alias_refusal;
 use super::body::{walk_body, BodyCtx, BodyNames};
 use super::calls::check_calls;
 use super::deferred::DeferredBodies;
@@ -97,7 +98,11 @@ pub(crate) fn resolve(
                     names.get(&src[alias.range()]),
                     names.get(&src[aliasee.range()]),
                 ) {
-                    symbols[a.0 as usize].aliasee = Some(b);
+                    let (sa, sb) = (&symbols[a.0 as usize], &symbols[b.0 as usize]);
+                    if let Some(why) = alias_refusal(m, src, sa, sb, sa.aliasee.is_some()) {
+                        errors.push(Diagnostic::error(Code::Alias, file, item.span, why));
+                    }
+                    symbols[a.0 as usize].aliasee.get_or_insert(b);
                 }
                 for &span in [alias, aliasee] {
                     match names.get(&src[span.range()]) {

@@ -162,6 +162,11 @@ codes! {
     Usage = "usage",
     /// The operating system refused a resource (threads).
     System = "system",
+    // `--verify`.
+    /// No ptxas to verify the output with.
+    PtxasNotFound = "ptxas-not-found",
+    /// ptxas rejects or warns about the output, or cannot be run on it.
+    Ptxas = "ptxas",
 }
 
 impl std::fmt::Display for Code {

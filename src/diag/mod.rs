@@ -587,7 +587,8 @@ impl Report {
 #[non_exhaustive]
 pub struct CheckReport {
     /// Every finding, resolved: the link's errors and warnings (ABI warnings
-    /// included), then the notes on where nvJitLink decides differently; or, when the
+    /// included), then the notes on where nvJitLink decides differently, then ptxas's
+    /// messages (`--verify`, after a missing ptxas first); or, when the
     /// inputs could not be read or parsed, the diagnostics that say why.
     pub diagnostics: Vec<Diagnostic>,
     /// False when the inputs could not be read or parsed, so that nothing was linked:

@@ -310,7 +310,7 @@ pub(super) fn link_targets_of(
     // Before anything is read: a link that cannot be verified fails at once.
     let ptxas = match job.verify {
         true => {
-            Some(find_ptxas(&|v| std::env::var_os(v)).map_err(|d| Failure::from(Report::of(d)))?)
+            Some(find_ptxas(&|v| std::env::var_os(v)).map_err(|d| Failure::from(Report::of(*d)))?)
         }
         false => None,
     };
@@ -453,7 +453,7 @@ pub fn check(job: &Job) -> CheckReport {
     // `--verify` without a ptxas is one more finding; the rest is checked all the same.
     let (ptxas, not_found) = match job.verify.then(|| find_ptxas(&|v| std::env::var_os(v))) {
         Some(Ok(p)) => (Some(p), None),
-        Some(Err(d)) => (None, Some(d)),
+        Some(Err(d)) => (None, Some(*d)),
         None => (None, None),
     };
     // The log lines of reading and member selection are not part of the report.

@@ -18,7 +18,7 @@ const HELP: &str = "set PTXAS to the ptxas executable, or CUDA_HOME to a CUDA to
 /// Finds ptxas with the environment `env` gives (`std::env::var_os` but for tests).
 /// `PTXAS`, when set, is the one: it is an error if it names no executable file,
 /// rather than a silent fall back to another ptxas.
-pub fn find_ptxas(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, Diagnostic> {
+pub fn find_ptxas(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, Box<Diagnostic>> {
     let set = |name: &str| env(name).filter(|v| !v.is_empty());
     if let Some(p) = set("PTXAS") {
         let p = PathBuf::from(p);
@@ -55,8 +55,8 @@ pub fn find_ptxas(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, Dia
     )))
 }
 
-fn not_found(message: String) -> Diagnostic {
-    Diagnostic::global_error(Code::PtxasNotFound, message).with_help(HELP)
+fn not_found(message: String) -> Box<Diagnostic> {
+    Box::new(Diagnostic::global_error(Code::PtxasNotFound, message).with_help(HELP))
 }
 
 /// Why `p` is not an executable file, if it is not.
@@ -95,7 +95,7 @@ mod tests {
         dir
     }
 
-    fn find(vars: &[(&str, &Path)]) -> Result<PathBuf, Diagnostic> {
+    fn find(vars: &[(&str, &Path)]) -> Result<PathBuf, Box<Diagnostic>> {
         let vars: Vec<(String, OsString)> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.as_os_str().to_owned()))

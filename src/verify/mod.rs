@@ -78,7 +78,7 @@ pub(crate) fn verify(
                 .collect();
             for r in runs {
                 let run = r.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                found.push(run.map_or_else(|d| vec![d], |r| r.diagnostics(&at)));
+                found.push(run.map_or_else(|d| vec![*d], |r| r.diagnostics(&at)));
             }
         });
     }
@@ -106,14 +106,14 @@ fn run<'r>(
     index: usize,
     t: &Target<'r>,
     srcs: &'r [ModuleText<'r>],
-) -> Result<Run<'r>, Diagnostic> {
+) -> Result<Run<'r>, Box<Diagnostic>> {
     let name = format!("{index}-{}", t.arch);
     let ptx = dir.join(format!("{name}.ptx"));
     let written =
         std::fs::File::create_new(&ptx).and_then(|f| t.rope.write_to(srcs, &mut &f, Some(&f)));
     if let Err(e) = written {
         // An input cut short since it was read is reported as such.
-        return Err(
+        return Err(Box::new(
             match e.get_ref().and_then(|e| e.downcast_ref::<InputError>()) {
                 Some(input) => Diagnostic::from(input),
                 None => Diagnostic::global_error(
@@ -125,21 +125,27 @@ fn run<'r>(
                     ),
                 ),
             },
-        );
+        ));
     }
+    let cubin = dir.join(format!("{name}.cubin"));
     let done = Command::new(ptxas)
         .arg(format!("-arch={}", t.arch))
         .arg(&ptx)
         .arg("-o")
-        .arg(dir.join(format!("{name}.cubin")))
+        .arg(&cubin)
         .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            Diagnostic::global_error(
-                Code::Ptxas,
-                format!("cannot run {} (--verify): {e}", ptxas.display()),
-            )
-        })?;
+        .output();
+    // A target's text may be gigabytes: gone as soon as ptxas is done with it, not
+    // when every target is.
+    for f in [&ptx, &cubin] {
+        let _ = std::fs::remove_file(f);
+    }
+    let done = done.map_err(|e| {
+        Box::new(Diagnostic::global_error(
+            Code::Ptxas,
+            format!("cannot run {} (--verify): {e}", ptxas.display()),
+        ))
+    })?;
     let mut output = String::from_utf8_lossy(&done.stderr).into_owned();
     output.push('\n');
     output.push_str(&String::from_utf8_lossy(&done.stdout));

@@ -29,6 +29,7 @@ use crate::source::{FileId, SourceMap, Span};
 use crate::write::layout::module_sources;
 use crate::write::origin::line_origins;
 use crate::write::rope::{ModuleText, Rope};
+use crate::write::RemovedOnSignal;
 
 pub use find::{find_ptxas, ENV};
 use messages::{parse, Message, ABORTED};
@@ -109,6 +110,10 @@ fn run<'r>(
 ) -> Result<Run<'r>, Box<Diagnostic>> {
     let name = format!("{index}-{}", t.arch);
     let ptx = dir.join(format!("{name}.ptx"));
+    let cubin = dir.join(format!("{name}.cubin"));
+    // Removed by the command line's signal handler too (the folder itself, empty,
+    // stays behind then).
+    let _registered = [&ptx, &cubin].map(|f| RemovedOnSignal::new(f));
     let written =
         std::fs::File::create_new(&ptx).and_then(|f| t.rope.write_to(srcs, &mut &f, Some(&f)));
     if let Err(e) = written {
@@ -127,7 +132,6 @@ fn run<'r>(
             },
         ));
     }
-    let cubin = dir.join(format!("{name}.cubin"));
     let done = Command::new(ptxas)
         .arg(format!("-arch={}", t.arch))
         .arg(&ptx)

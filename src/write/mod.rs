@@ -25,3 +25,5 @@ pub mod origin;
 pub mod output;
 pub mod rope;
 mod temporary;
+
+pub(crate) use temporary::RemovedOnSignal;

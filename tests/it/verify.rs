@@ -435,3 +435,32 @@ fn build_api_verifies_with_ptxas() {
     let at = e.location.as_ref().unwrap().to_string();
     assert_eq!(at, format!("{}:16:2", d.join("b.ptx").display()));
 }
+
+/// A link stopped by a signal while ptxas runs leaves no copy of the output behind:
+/// the command line's handler removes it (the empty private folder stays).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_while_ptxas_runs_removes_the_copy_it_reads() {
+    let d = inputs("verify-signal", "\tadd.u32 %r1, %r1, 1;");
+    let started = d.join("started");
+    let script = format!("#!/bin/sh\ntouch '{}'\nexec sleep 10\n", started.display());
+    let ptxas = d.join("slow-ptxas");
+    std::fs::write(&ptxas, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ptxas, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let child = with_ptxas(&d, &ptxas)
+        .args(["--verify", "-o", "out.ptx", "a.ptx", "b.ptx"])
+        .spawn();
+    let pid = child.id();
+    wait_until("ptxas runs", || started.exists() || has_exited(pid));
+    interrupt(pid);
+    let o = wait_output(child);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let files: Vec<PathBuf> = leftovers(&d)
+        .iter()
+        .flat_map(|folder| std::fs::read_dir(folder).unwrap().flatten())
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files, Vec::<PathBuf>::new());
+    assert!(!d.join("out.ptx").exists());
+}

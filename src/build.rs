@@ -13,7 +13,7 @@
 //!
 //! `compile` prints `cargo:rerun-if-changed` for every input and
 //! `cargo:rerun-if-env-changed` for every environment variable it reads (`OUT_DIR`,
-//! `PTXLD_ARCH`), turns warnings into `cargo:warning` lines, and panics with the
+//! `PTXLD_ARCH`; with [`Build::verify`], those that choose ptxas), turns warnings into `cargo:warning` lines, and panics with the
 //! rendered diagnostics on failure; `try_compile` returns them as an [`Error`].
 
 use std::fmt;
@@ -33,6 +33,7 @@ pub struct Build {
     exports: Vec<String>,
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
+    verify: bool,
 }
 
 impl Default for Build {
@@ -79,6 +80,7 @@ impl Build {
             exports: Vec::new(),
             out_dir: None,
             cargo_metadata: true,
+            verify: false,
         }
     }
 
@@ -131,6 +133,15 @@ impl Build {
     /// Keeps `symbol` with [`Build::gc`].
     pub fn export(&mut self, symbol: &str) -> &mut Build {
         self.exports.push(symbol.to_string());
+        self
+    }
+
+    /// Assembles each target's output with whole-program ptxas before writing it
+    /// (`--verify`): ptxas's errors fail the build, each at the input line it is
+    /// about. ptxas is `PTXAS`, else `CUDA_HOME/bin/ptxas`, else
+    /// `CUDA_PATH/bin/ptxas`, else the one in `PATH`; none is an error.
+    pub fn verify(&mut self, on: bool) -> &mut Build {
+        self.verify = on;
         self
     }
 
@@ -193,6 +204,13 @@ impl Build {
         job.ptx_version = self.ptx_version;
         job.gc_sections = self.gc;
         job.exports = self.exports.clone();
+        job.verify = self.verify;
+        if self.verify && self.cargo_metadata {
+            // Read by the driver, which prints nothing for cargo.
+            for name in crate::verify::ENV {
+                println!("cargo:rerun-if-env-changed={name}");
+            }
+        }
         job.symbol = name
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })

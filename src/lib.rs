@@ -58,6 +58,7 @@ mod path_bytes;
 mod select;
 mod source;
 mod timing;
+mod verify;
 mod write;
 
 #[doc(hidden)]

@@ -167,6 +167,11 @@ codes! {
     Usage = "usage",
     /// The operating system refused a resource (threads).
     System = "system",
+    // `--verify`.
+    /// No ptxas to verify the output with.
+    PtxasNotFound = "ptxas-not-found",
+    /// ptxas rejects or warns about the output, or cannot be run on it.
+    Ptxas = "ptxas",
 }
 
 impl std::fmt::Display for Code {
@@ -587,7 +592,8 @@ impl Report {
 #[non_exhaustive]
 pub struct CheckReport {
     /// Every finding, resolved: the link's errors and warnings (ABI warnings
-    /// included), then the notes on where nvJitLink decides differently; or, when the
+    /// included), then the notes on where nvJitLink decides differently, then ptxas's
+    /// messages (`--verify`, after a missing ptxas first); or, when the
     /// inputs could not be read or parsed, the diagnostics that say why.
     pub diagnostics: Vec<Diagnostic>,
     /// False when the inputs could not be read or parsed, so that nothing was linked:

@@ -67,6 +67,9 @@ pub struct Job {
     pub strip_debug: bool,
     /// `--stats`: report the wall and CPU time of each phase and the peak memory.
     pub stats: bool,
+    /// `--verify`: assemble each target's output with ptxas before writing it; its
+    /// errors fail the link (docs/verify.md).
+    pub verify: bool,
 }
 
 impl Job {
@@ -107,6 +110,7 @@ impl Job {
             why_live: Vec::new(),
             strip_debug: false,
             stats: false,
+            verify: false,
         }
     }
 }

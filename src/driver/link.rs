@@ -14,6 +14,7 @@ use crate::options::{Arch, OutputKind};
 use crate::select::{needs, select, Needs};
 use crate::source::SourceMap;
 use crate::timing::Stopwatch;
+use crate::verify::{find_ptxas, verify, Target};
 use crate::write::elf::write_host_object;
 use crate::write::fatbin::{self, PtxEntry};
 use crate::write::layout::{layout, module_sources};
@@ -306,6 +307,13 @@ pub(super) fn link_targets_of(
     } else {
         job.archs.iter().map(|&a| Some(a)).collect()
     };
+    // Before anything is read: a link that cannot be verified fails at once.
+    let ptxas = match job.verify {
+        true => {
+            Some(find_ptxas(&|v| std::env::var_os(v)).map_err(|d| Failure::from(Report::of(*d)))?)
+        }
+        false => None,
+    };
     let first = make_plan()?;
     let groups = target_groups(&first, &archs);
     let mut first = Some(first);
@@ -325,15 +333,18 @@ pub(super) fn link_targets_of(
         };
         let group_archs: Vec<Option<Arch>> = group.iter().map(|&t| archs[t]).collect();
         let mut this = Report::new();
-        let linked = link_targets(job, plan, &group_archs, &mut this).map_err(|f| {
+        let mut linked = link_targets(job, plan, &group_archs, &mut this).map_err(|f| {
             let mut all = std::mem::take(&mut report);
             all.append(f.report);
             Failure::from(all)
         })?;
         if gi == 0 {
             report = this;
-            files_read = linked.files_read;
-            map = linked.map;
+            files_read = std::mem::take(&mut linked.files_read);
+            map = linked.map.take();
+        }
+        if let Some(ptxas) = &ptxas {
+            verify_targets(job, ptxas, &linked, &mut report)?;
         }
         let Linked {
             sources,
@@ -398,24 +409,75 @@ pub(super) fn link_targets_of(
     })
 }
 
+/// `--verify`: ptxas on the output of each target of `linked`. What it says joins
+/// `report`; its errors, or its warnings under `--fatal-warnings`, fail the link.
+fn verify_targets(
+    job: &Job,
+    ptxas: &Path,
+    linked: &Linked,
+    report: &mut Report,
+) -> Result<(), Failure> {
+    let t = Stopwatch::start();
+    let targets: Vec<Target> = linked
+        .ptx
+        .iter()
+        .map(|(rope, header)| Target {
+            rope,
+            arch: header.arch,
+        })
+        .collect();
+    let found = verify(ptxas, &targets, &linked.sources, &linked.modules);
+    if job.stats {
+        report.log(t.stop("verifying with ptxas").render());
+    }
+    let failed = found.has_errors();
+    let warned = found.iter().any(|d| d.severity == Severity::Warning);
+    report.extend_resolved(found, &linked.sources);
+    if !failed && job.fatal_warnings && warned {
+        report.push(Diagnostic::global_error(
+            Code::FatalWarnings,
+            "warnings are errors (--fatal-warnings)",
+        ));
+    }
+    if report.has_errors() {
+        return Err(Failure::from(std::mem::take(report)));
+    }
+    Ok(())
+}
+
 /// `ptxld check`: links without writing anything and collects every finding (errors,
 /// ABI warnings, and where NVIDIA's nvJitLink would decide differently), resolved,
 /// for the text and JSON reporters ([`CheckReport::to_text`], [`CheckReport::to_json`]).
 pub fn check(job: &Job) -> CheckReport {
     let arch = job.archs.first().copied();
+    // `--verify` without a ptxas is one more finding; the rest is checked all the same.
+    let (ptxas, not_found) = match job.verify.then(|| find_ptxas(&|v| std::env::var_os(v))) {
+        Some(Ok(p)) => (Some(p), None),
+        Some(Err(d)) => (None, Some(*d)),
+        None => (None, None),
+    };
     // The log lines of reading and member selection are not part of the report.
     let mut log = Report::new();
     let prepared = plan(job).and_then(|p| prepare(job, p, arch, &mut log));
-    let (diagnostics, linked) = match prepared {
+    let (found, linked) = match prepared {
         // Inputs that cannot be read or parsed: their diagnostics, resolved already.
         Err(f) => (f.report.diagnostics().cloned().collect(), false),
         Ok(p) => {
             let analysis = analyze(&p.sources, &p.modules, &link_options(job, &[arch]));
-            let found = explain::check::check(&analysis);
+            let mut found = explain::check::check(&analysis);
+            if let (Some(ptxas), true) = (&ptxas, analysis.ok()) {
+                let rope = layout(&analysis, 0);
+                let target = Target {
+                    rope: &rope,
+                    arch: analysis.headers[0].arch,
+                };
+                found.extend(verify(ptxas, &[target], &p.sources, &p.modules));
+            }
             let resolved = found.into_iter().map(|d| d.resolved(&p.sources));
             (resolved.collect::<Vec<_>>(), true)
         }
     };
+    let diagnostics: Vec<Diagnostic> = not_found.into_iter().chain(found).collect();
     // With --fatal-warnings a warning fails the check as it fails the link.
     let ok = !diagnostics.iter().any(|d| {
         d.severity == Severity::Error || (job.fatal_warnings && d.severity == Severity::Warning)

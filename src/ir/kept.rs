@@ -27,6 +27,15 @@ impl KeptText {
         (s.lo <= span.lo && span.hi <= s.hi).then(|| at + (span.lo - s.lo))
     }
 
+    /// The source offset whose copy is byte `at` of [`KeptText::text`], if `at` is
+    /// in it: to say where an output byte written from a copy came from.
+    pub fn source_of(&self, at: u32) -> Option<u32> {
+        // Copies are appended in source order, so their offsets grow with the spans.
+        let i = self.spans.partition_point(|&(_, copy)| copy <= at);
+        let &(span, copy) = self.spans.get(i.checked_sub(1)?)?;
+        (at - copy < span.len() as u32).then(|| span.lo + (at - copy))
+    }
+
     /// The copy of `span`, if a kept range holds all of it.
     pub fn slice(&self, span: Span) -> Option<&[u8]> {
         let at = self.offset_of(span)? as usize;

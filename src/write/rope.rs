@@ -81,6 +81,28 @@ pub(super) struct Piece {
     pub(super) lo: u64,
 }
 
+/// Where a piece's bytes are.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum PieceText {
+    /// New text ptxld wrote (a rename, the merged header).
+    New,
+    /// Module `.0`'s source.
+    Source(u32),
+    /// Module `.0`'s kept copies.
+    Kept(u32),
+}
+
+impl Piece {
+    /// Where its bytes are; [`Piece::lo`] is their offset there.
+    pub(super) fn text(&self) -> PieceText {
+        match self.src {
+            ARENA => PieceText::New,
+            m if m & KEPT != 0 => PieceText::Kept(m & !KEPT),
+            m => PieceText::Source(m),
+        }
+    }
+}
+
 /// The pieces of a rope, in order, in chunks: a rope appended to another keeps its
 /// array as it was built instead of being copied into one array with the rest.
 /// A large link's parts hold hundreds of thousands of pieces; the one array
@@ -133,7 +155,7 @@ impl Pieces {
         self.chunks.push(chunk);
     }
 
-    fn iter(&self) -> impl Iterator<Item = &Piece> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Piece> {
         self.chunks.iter().flatten()
     }
 }

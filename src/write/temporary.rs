@@ -98,6 +98,22 @@ impl Drop for Registration {
     }
 }
 
+/// A file that is no output but must not outlive a link stopped by a signal either
+/// (`--verify`'s copy of a target's text for ptxas, which can be gigabytes): registered
+/// for [`remove_temporaries`] while this lives. Dropping it leaves the file alone.
+pub(crate) struct RemovedOnSignal {
+    _registration: Registration,
+}
+
+impl RemovedOnSignal {
+    /// Registers `path`.
+    pub(crate) fn new(path: &Path) -> RemovedOnSignal {
+        RemovedOnSignal {
+            _registration: Registration::new(path),
+        }
+    }
+}
+
 /// How long a temporary whose lock is free must have gone unwritten before a link
 /// of the same output removes it as a leftover. Its writer locks it right after
 /// creating it, so an unlocked temporary this old has lost its writer; the margin

@@ -22,3 +22,4 @@ mod output_safety;
 mod producers;
 mod robustness;
 mod skips;
+mod verify;

@@ -304,6 +304,7 @@ fn link_options(m: &ArgMatches, job: &mut Job) {
     job.fatal_warnings = flag("fatal-warnings");
     job.strip_debug = flag("strip-debug");
     job.stats = flag("stats");
+    job.verify = flag("verify");
 }
 
 /// The threads to use for `requested`: never more than there is work for, that is

@@ -264,6 +264,15 @@ pub const OPTIONS: &[Opt] = &[
         ..opt("fatal-warnings", "fatal-warnings", BUILD)
     },
     Opt {
+        modes: LINK | CHECK,
+        help: "Assemble each target's output with ptxas before writing it; its errors fail the \
+               link, at the input lines they are about",
+        more: "Whole-program ptxas (-arch of each target) runs on the output in a private \
+               temporary folder; nothing is written when it finds errors. ptxas is $PTXAS, \
+               else $CUDA_HOME/bin/ptxas, else $CUDA_PATH/bin/ptxas, else the one in PATH.",
+        ..opt("verify", "verify", BUILD)
+    },
+    Opt {
         help: "Report the wall and CPU time of each phase and the peak memory",
         ..opt("stats", "stats", BUILD)
     },

@@ -26,6 +26,7 @@ pub fn ptxld() -> Ptxld {
     Ptxld {
         through: Vec::new(),
         args: Vec::new(),
+        env: Vec::new(),
         dir: None,
         stdin: None,
         stdout: None,
@@ -37,6 +38,7 @@ pub fn ptxld() -> Ptxld {
 pub struct Ptxld {
     through: Vec<OsString>,
     args: Vec<OsString>,
+    env: Vec<(OsString, Option<OsString>)>,
     dir: Option<PathBuf>,
     stdin: Option<Vec<u8>>,
     stdout: Option<Stdio>,
@@ -62,6 +64,13 @@ impl Ptxld {
     /// The folder ptxld runs in (default: the test's, the package root).
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Sets environment variable `key` for ptxld (`None`: removes it).
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: Option<&OsStr>) -> Self {
+        let value = value.map(OsStr::to_os_string);
+        self.env.push((key.as_ref().to_os_string(), value));
         self
     }
 
@@ -110,6 +119,12 @@ impl Ptxld {
             None => Command::new(exe()),
         };
         cmd.args(&self.args);
+        for (k, v) in &self.env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
         if let Some(d) = &self.dir {
             cmd.current_dir(d);
         }

@@ -42,6 +42,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True   # no scripts/__pycache__ from importing nvjitlink
 sys.path.insert(0, HERE)
 import nvjitlink  # noqa: E402  (scripts/nvjitlink.py: nvJitLink 12.9 through ctypes)
 

@@ -21,6 +21,11 @@ test: tools
     cargo build --manifest-path fuzz/Cargo.toml --quiet
     @echo "fuzz target builds"
 
+# Run linked multi-producer programs on a GPU (CUDA driver: PTX JIT, ptxld's fatbin, nvJitLink's cubin); skips loudly without one. ARGS: --dry-run, program names.
+test-gpu *ARGS: tools
+    cargo build --quiet
+    python3 scripts/gpu_test.py {{ARGS}}
+
 # Parse and link throughput against `cat` (libdevice, 170 MB set, 105-420 MB link sets, 2 GB module).
 bench:
     cargo bench --bench parse
@@ -41,7 +46,7 @@ bench-against REV="HEAD":
     git worktree remove --force "$dir"
     PTXLD_BENCH_BASELINE="$PWD/target/baseline-target/release/ptxld" cargo bench --bench parse -- cross
 
-# Regenerate fixtures/ptx from fixtures/src with the real producers.
+# Regenerate fixtures/ptx from fixtures/src (and the PTX of fixtures/gpu) with the real producers.
 fixtures: tools
     bash scripts/regen-fixtures.sh
 

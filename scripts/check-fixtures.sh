@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Assemble every fixture alone with `ptxas -arch=sm_XX -c` (XX = max(80, the file's .target)).
+# Assemble every fixture (fixtures/ptx, fixtures/gpu) alone with `ptxas -arch=sm_XX -c` (XX = max(80, the file's .target)).
 #   * fixtures/ptx/**/*.ptx must be accepted, except:
 #   * fixtures/ptx/gcc-raw/*.s, fixtures/ptx/nvvm-invalid/*.ptx and fixtures/ptx/hand/bad/*.ptx
 #     must be rejected.
@@ -26,5 +26,5 @@ while IFS= read -r f; do
   msg=$(grep -m1 -E 'error|fatal' "$tmp" | sed 's/^ptxas //' || true)
   if [ "$got" = "$want" ]; then verdict=ok; else verdict=UNEXPECTED; fail=1; fi
   printf '%-10s %-7s sm_%-3s warn=%-3s %s %s\n' "$verdict" "$got" "$sm" "$nwarn" "$f" "${msg:+| $msg}"
-done < <(find fixtures/ptx -type f \( -name '*.ptx' -o -name '*.s' \) | sort)
+done < <(find fixtures/ptx fixtures/gpu -type f \( -name '*.ptx' -o -name '*.s' \) | sort)
 exit $fail

@@ -105,12 +105,41 @@ nvvm nvvm nv_aggr   -arch=compute_80
 nvvm nvvm nv_alias  -arch=compute_80
 nvvm nvvm-invalid nv_alias_fwd -arch=compute_80
 
+# ---------------------------------------------------------------- GPU programs (fixtures/gpu)
+# Small multi-producer programs with kernels that scripts/gpu_test.py runs (docs/testing.md,
+# "GPU test"). Sources and PTX sit together in fixtures/gpu/<program>/.
+GPU_CU=(-x cuda --cuda-device-only --cuda-gpu-arch=sm_70 -nocudainc -nocudalib -fgpu-rdc
+        -I "$ROOT/$SRC/llvm" -include prelude.h -O2 -ffp-contract=off)
+GPU_C=(-x c --target=nvptx64-nvidia-cuda -fcommon -march=sm_70 -O2)
+G=fixtures/gpu
+mkdir -p "$O/gpu"/{wave,hash,rules}
+say "gpu: wave (clang CUDA + NVRTC + libdevice)"
+( cd "$G/wave" && clang-14 "${GPU_CU[@]}" -S wave_kernel.cu -o "$O/gpu/wave/wave_kernel.ptx" )
+python3 scripts/nvrtc_nvvm.py nvrtc "$G/wave/wave_lib.cu" "$O/gpu/wave/wave_lib.ptx" -rdc=true -arch=compute_70 -fmad=false
+say "gpu: hash (NVRTC + clang C + NVVM)"
+python3 scripts/nvrtc_nvvm.py nvrtc "$G/hash/hash_kernel.cu" "$O/gpu/hash/hash_kernel.ptx" -rdc=true -arch=compute_70
+( cd "$G/hash" && clang-14 "${GPU_C[@]}" -S hash_c.c -o "$O/gpu/hash/hash_c.ptx" )
+python3 scripts/nvrtc_nvvm.py nvvm "$G/hash/hash_nv.ll" "$O/gpu/hash/hash_nv.ptx" -arch=compute_70
+say "gpu: rules (clang CUDA + clang C + NVVM + NVRTC + GCC)"
+( cd "$G/rules" && clang-14 "${GPU_CU[@]}" -S rules_kernel.cu -o "$O/gpu/rules/rules_kernel.ptx" )
+( cd "$G/rules" && clang-14 "${GPU_C[@]}" -S rules_c.c -o "$O/gpu/rules/rules_c.ptx" )
+python3 scripts/nvrtc_nvvm.py nvvm "$G/rules/rules_nv.ll" "$O/gpu/rules/rules_nv.ptx" -arch=compute_70
+python3 scripts/nvrtc_nvvm.py nvrtc "$G/rules/rules_rt.cu" "$O/gpu/rules/rules_rt.ptx" -rdc=true -arch=compute_70
+gcc-12 -fopenacc -foffload=nvptx-none -fcommon -O2 "-ffile-prefix-map=$ROOT/=" -c "$G/rules/rules_g.c" -o "$B/rules_g.host.o"
+x86_64-linux-gnu-accel-nvptx-none-gcc-12 -xlto -m64 -fPIC -foffload-abi=lp64 -O2 -fopenacc -fno-openmp \
+  -S "$B/rules_g.host.o" -o "$B/rules_g.raw.s"
+nvptx-none-as --no-verify "$B/rules_g.raw.s" -o "$O/gpu/rules/rules_g.ptx"
+
 # ---------------------------------------------------------------- install
 for d in llvm gcc gcc-raw nvrtc nvvm nvvm-invalid libdevice; do
   rm -rf "fixtures/ptx/$d"
   mkdir -p "fixtures/ptx/$d"
   cp "$O/$d"/* "fixtures/ptx/$d/"
 done
+for p in wave hash rules; do
+  cp "$O/gpu/$p"/*.ptx "fixtures/gpu/$p/"
+done
+rm -rf "$O/gpu"
 say "wrote $(find "$O" -type f | wc -l) files under fixtures/ptx/"
 
 if [ "$CHECK" -eq 1 ]; then

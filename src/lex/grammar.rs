@@ -7,8 +7,8 @@
 //!
 //! With `a` and `b` the last and first significant bytes of two neighbouring tokens:
 //! - **juxtaposition**: `a` ends a term (a name character, `]`, `)` or `}`) and `b`
-//!   starts one (a name character, `%`, `[`, `{`, `(` or a string). Allowed once:
-//!   between the opcode with its modifiers and the first operand;
+//!   starts one (a name character, `%`, `[`, `{`, `(` or a string). Allowed once,
+//!   for the space between the opcode with its modifiers and the first operand;
 //! - **empty place**: `,` followed by `,` or `)`; `;`, `]` or `}` after anything
 //!   but the end of a term; `[` or `{` followed by `,`, `;`, `)`, `]` or `}`;
 //! - **brackets**: `[` inside an address, `]` outside one, `;` inside one.
@@ -97,24 +97,22 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
     if opcode.kind != TokenKind::Ident || first(opcode) == b'%' {
         return Some((i, Slip::NoOpcode));
     }
-    // Still between the opcode and its first operand, where one juxtaposition is
-    // the space that separates them.
-    let mut gap = true;
+    // A juxtaposition is allowed once: the space between the opcode with its
+    // modifiers and the first operand. (Counting them, rather than placing that one,
+    // is what the compact lexer's masks can do; an instruction whose first operand
+    // starts with `-` or `!` and has a second slip is the price.)
+    let mut juxtaposed = false;
     let mut brackets = 0u32;
     for k in i + 1..toks.len() {
         let (a, b) = (&toks[k - 1], &toks[k]);
-        // Modifiers: `.u32`, and `::` qualifiers (`.L2::128B`).
-        let modifier = b.kind == TokenKind::Directive || punct(b, b':') || punct(a, b':');
-        if gap && modifier {
-            continue;
-        }
         if (punct(a, b'[') || punct(a, b'{')) && empty_after_open(first(b)) {
             return Some((k, Slip::EmptyAfterOpen));
         }
         if ends_term(last(a)) && starts_term(first(b)) {
-            if !gap {
+            if juxtaposed {
                 return Some((k, Slip::Juxtaposed));
             }
+            juxtaposed = true;
         } else if b.kind == TokenKind::Punct {
             let p = first(b);
             if punct(a, b',') && matches!(p, b',' | b')') {
@@ -124,7 +122,6 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
                 return Some((k, Slip::EmptyBeforeClose));
             }
         }
-        gap = false;
         if punct(b, b'[') {
             if brackets > 0 {
                 return Some((k, Slip::NestedBracket));

@@ -6,81 +6,10 @@
 use super::class::{modifier_end, CLASS, DIGIT, FOLLOW, ID_START, WS};
 use super::compact::Mark;
 use super::grammar::instruction_slip;
-use super::grammar::{empty_after_open, ends_term};
-use super::operand_skip::{name_end_cached, next_operand_event, space_end_cached, Events};
+use super::operand_skip::{name_end_cached, next_operand_event, space_end_cached, Juxtaposed};
 use super::scan::skip_whitespace;
 use super::shape::{register_declaration_end, simple_literal_end, starts_identifier};
 use super::{Lexer, Token, TokenKind};
-
-/// What the operand loops keep of an instruction's grammar (`grammar.rs`) from one
-/// event to the next: the rules are checked at the events, with the window's marks of
-/// juxtaposed terms and empty places.
-struct Grammar {
-    /// Where the opcode's name ends (its modifiers follow).
-    opcode_end: usize,
-    /// No juxtaposition seen yet: the first may be the space after the opcode.
-    gap: bool,
-    /// `[` open.
-    brackets: u32,
-}
-
-impl Grammar {
-    fn new(opcode_end: usize) -> Grammar {
-        Grammar {
-            opcode_end,
-            gap: true,
-            brackets: 0,
-        }
-    }
-
-    /// At `p`, which [`next_operand_event`] just returned through `events`: false if
-    /// the grammar may be broken there (the statement is then lexed in full, and its
-    /// tokens checked).
-    #[inline(always)]
-    fn sound(&mut self, src: &[u8], p: usize, events: &Events) -> bool {
-        if events.breaks_grammar(p) {
-            if matches!(src[p], b',' | b')') || !self.gap {
-                return false;
-            }
-            // The first juxtaposition is the space between the opcode (with its
-            // modifiers) and the first operand, or a slip.
-            self.gap = false;
-            let modifiers = events
-                .only_modifiers(self.opcode_end, p)
-                .unwrap_or_else(|| {
-                    src[self.opcode_end..p]
-                        .iter()
-                        .all(|&b| CLASS[b as usize] & (FOLLOW | WS) != 0 || b == b'.')
-                });
-            if !modifiers {
-                return false;
-            }
-        }
-        let previous = || {
-            let mut q = p - 1;
-            while CLASS[src[q] as usize] & WS != 0 {
-                q -= 1;
-            }
-            src[q]
-        };
-        let next = || src[skip_whitespace(src, p + 1).min(src.len() - 1)];
-        match src[p] {
-            b';' => self.brackets == 0 && ends_term(previous()),
-            b'[' => {
-                self.brackets += 1;
-                self.brackets == 1 && !empty_after_open(next())
-            }
-            b']' => {
-                let open = self.brackets == 1;
-                self.brackets = self.brackets.saturating_sub(1);
-                open && ends_term(previous())
-            }
-            b'{' => !empty_after_open(next()),
-            b'}' => ends_term(previous()),
-            _ => true,
-        }
-    }
-}
 
 /// How an instruction's compact lexing ended.
 enum Outcome {
@@ -142,7 +71,8 @@ impl Lexer<'_> {
     /// token or a diagnostic, with the same tests, so both paths agree; anything else
     /// (a brace, a comment, a string, a colon after an operand, another literal, an
     /// identifier that may be a symbol) goes to the operand loop, as does anything
-    /// [`Grammar::sound`] doubts.
+    /// that may break the operand grammar (`grammar.rs`): a position the window marks
+    /// ([`super::operand_skip::Events::breaks_grammar`]), or a second juxtaposition.
     /// Four fifths of a body's statements are such instructions.
     #[inline(always)]
     fn quiet_statement_end(&mut self) -> Option<usize> {
@@ -186,15 +116,15 @@ impl Lexer<'_> {
                 return (!may.may_be_symbol(opcode)).then_some(after + 1);
             }
         }
-        let mut grammar = Grammar::new(p);
+        let mut juxtaposed = Juxtaposed::default();
         loop {
-            p = next_operand_event(src, p, &mut self.events)?;
-            if !grammar.sound(src, p, &self.events) {
+            p = next_operand_event(src, p, &mut self.events, &mut juxtaposed)?;
+            if self.events.breaks_grammar(p) {
                 return None;
             }
             let b = src[p];
             if b == b';' {
-                return Some(p + 1);
+                return (!juxtaposed.slip()).then_some(p + 1);
             }
             let class = CLASS[b as usize];
             if class & DIGIT != 0 {
@@ -205,11 +135,6 @@ impl Lexer<'_> {
                 if may.may_be_symbol(&src[name..p]) {
                     return None;
                 }
-            } else if b == b'%' {
-                // A `%`-name, an event only where it starts a term after another.
-                p = name_end_cached(src, p + 1, &mut self.events);
-            } else if matches!(b, b'[' | b']' | b'(') {
-                p += 1;
             } else {
                 return None;
             }
@@ -281,7 +206,7 @@ impl Lexer<'_> {
         } else {
             self.out.tokens.push(opcode);
         }
-        match self.operands(opcode.hi as usize)? {
+        match self.operands()? {
             Outcome::Done => {
                 if self.pending_opcode.take().is_some() {
                     self.out.tokens.truncate(start.tokens);
@@ -304,20 +229,21 @@ impl Lexer<'_> {
     /// An instruction's modifiers and operands, through its `;`, keeping only
     /// identifiers other than `%`-names, braces and the `;`. The bytes in between are
     /// skipped 64 at a time ([`next_event_cached`]); this loop sees only the others.
-    fn operands(&mut self, opcode_end: usize) -> Option<Outcome> {
+    fn operands(&mut self) -> Option<Outcome> {
         let src = self.src;
         let mut depth = 0u32;
         let mut pos = self.pos;
-        let mut grammar = Grammar::new(opcode_end);
+        let mut juxtaposed = Juxtaposed::default();
         loop {
             // Every step ends at a byte that is not a name character, or at one
             // whose predecessor is not a name character, `%` or `.`: the vector
             // scan's rule for name characters holds from there.
-            let Some(event) = next_operand_event(src, pos, &mut self.events) else {
+            let Some(event) = next_operand_event(src, pos, &mut self.events, &mut juxtaposed)
+            else {
                 return Some(Outcome::Full);
             };
             pos = event;
-            if !grammar.sound(src, pos, &self.events) {
+            if self.events.breaks_grammar(pos) || src[pos] == b';' && juxtaposed.slip() {
                 return Some(Outcome::Full);
             }
             match self.operand_step(&mut pos, &mut depth)? {
@@ -524,7 +450,6 @@ mod tests {
             "st.u32 [[%rd1], %r2;",
             "mov.b64 %rd2, {, %r3};",
             "mov.b64 %rd2, {%r3,};",
-            "mov.u32 -1 %r1;",
             "mov.u32 %r1, 1 // c\n ret;",
             "%r1, %r2;",
             "@%p1 %r1, %r2;",

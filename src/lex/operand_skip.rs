@@ -6,19 +6,21 @@
 //! a hard-to-predict branch per byte, and that branch was the largest single cost of
 //! linking (a `perf annotate` of the operand loop). Here each byte is classified with
 //! vector table lookups instead, and the loop only sees the bytes that matter: the
-//! start of an identifier or a number, `;`, braces and brackets, `/`, and anything
-//! unusual.
+//! start of an identifier or a number, `;`, braces, `/`, and anything unusual.
 //!
-//! Each window also marks where the operand grammar (`grammar.rs`) may be broken:
-//! a term start whose previous significant byte ends a term (a juxtaposition), and
-//! a `,` or `)` whose previous significant byte is a `,`. The previous significant
-//! byte of every position is found at once by an addition whose carries run through
-//! the whitespace (bit tricks as in simdjson): `(space + (A << 1)) & !space` sets
-//! the first non-space bit after each bit of A.
+//! Each window also marks where the operand grammar (`grammar.rs`) may be broken,
+//! without adding events where it holds: a term start whose previous significant
+//! byte ends a term (a juxtaposition: counted, see [`next_operand_event`]), and (in
+//! [`Events::breaks_grammar`]) a `,` or `)` after a `,`, an empty place after `[` or
+//! `{` or before `]`, `}` or `;`, and brackets that do not alternate. The previous
+//! significant byte of every position is found at once by an addition whose carries
+//! run through the whitespace (bit tricks as in simdjson): `(space + (A << 1)) &
+//! !space` sets the first non-space bit after each bit of A; whether a position is
+//! inside an address is the parity of the brackets before it, a prefix XOR.
 //!
 //! A byte is skipped exactly when the byte-by-byte loop would skip it with no effect,
 //! judging only from it and its two neighbours:
-//! - whitespace and the punctuation `, + - ( ) ! * | & ^ ~ < > = ? @`;
+//! - whitespace and the punctuation `, [ ] + - ( ) ! * | & ^ ~ < > = ? @`;
 //! - `%` followed by a name character (a `%`-name begins);
 //! - `.` followed by a name character that is not a digit (a modifier begins);
 //! - a name character after a name character, `%` or `.` (the middle of a name).
@@ -41,6 +43,8 @@ const fn is_plain(b: u8) -> bool {
             | 0x0b
             | 0x0c
             | b','
+            | b'['
+            | b']'
             | b'+'
             | b'-'
             | b'('
@@ -90,8 +94,6 @@ enum Set {
     Plain,
     Name,
     Space,
-    Open,
-    Close,
 }
 
 impl Set {
@@ -100,8 +102,6 @@ impl Set {
             Set::Plain => is_plain(b),
             Set::Name => is_name(b),
             Set::Space => is_space(b),
-            Set::Open => matches!(b, b'[' | b'{' | b'('),
-            Set::Close => matches!(b, b']' | b'}' | b')'),
         }
     }
 }
@@ -114,8 +114,7 @@ const fn is_space(b: u8) -> bool {
 const PLAIN: ([u8; 16], [u8; 16]) = nibble_tables(Set::Plain);
 const NAME: ([u8; 16], [u8; 16]) = nibble_tables(Set::Name);
 const SPACE: ([u8; 16], [u8; 16]) = nibble_tables(Set::Space);
-const OPEN: ([u8; 16], [u8; 16]) = nibble_tables(Set::Open);
-const CLOSE: ([u8; 16], [u8; 16]) = nibble_tables(Set::Close);
+
 
 /// Whether position `i` of `src` is skipped, by the rules above (the scalar
 /// definition the vector code must agree with; `0 < i < src.len() - 1`).
@@ -137,13 +136,12 @@ struct Classes<T> {
     dot: T,
     digit: T,
     space: T,
-    /// `[ { (`
-    open: T,
-    /// `] } )`
-    close: T,
-    comma: T,
-    rparen: T,
+    /// `[`, `]`, `{`, `}`, `(`, `)`, `,`, `;`: the punctuation of the grammar.
+    punct: [T; 8],
 }
+
+/// The bytes of [`Classes::punct`], in order.
+const PUNCT: [u8; 8] = *b"[]{}(),;";
 
 impl Classes<u64> {
     /// Which bytes are not skipped, by the rules above: bit k needs bits k - 1 and
@@ -194,10 +192,7 @@ unsafe fn classify16(at: *const u8) -> Classes<u64> {
         digit: _mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, digit_bias), digit_limit)) as u32
             as u64,
         space: member(SPACE),
-        open: member(OPEN),
-        close: member(CLOSE),
-        comma: is(b','),
-        rparen: is(b')'),
+        punct: PUNCT.map(is),
     }
 }
 
@@ -221,11 +216,13 @@ pub(super) struct Events {
     name: u64,
     /// Bit j: byte `base + j` is whitespace (the lexer's `WS`).
     space: u64,
-    /// Bit j: position `base + j` may break the operand grammar (and is an event).
+    /// Bit j: position `base + j` starts a term right after another (whitespace
+    /// aside), which is a slip unless it is an instruction's first operand.
+    juxtaposed: u64,
+    /// Bit j: position `base + j` breaks the operand grammar otherwise.
     gram: u64,
-    /// Bit j: byte `base + j` is a name character, `.` or whitespace: what lies
-    /// between an opcode and its first operand.
-    modifiers: u64,
+    /// Whether the byte before the next window's first is inside an address.
+    inside_at_end: bool,
 }
 
 impl Events {
@@ -239,8 +236,9 @@ impl Events {
             mask: 0,
             name: 0,
             space: 0,
+            juxtaposed: 0,
             gram: 0,
-            modifiers: 0,
+            inside_at_end: false,
         }
     }
 }
@@ -271,37 +269,70 @@ fn find(
     }
 }
 
+/// The juxtapositions an operand loop has passed (a term starting right after
+/// another, whitespace aside): a well-formed instruction has one at most, its first
+/// operand. Only "none", "one" and "more" matter, which needs no bit count.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Juxtaposed {
+    one: bool,
+    more: bool,
+}
+
+impl Juxtaposed {
+    /// Adds the juxtapositions of `marks` (one bit each).
+    #[inline(always)]
+    fn add(&mut self, marks: u64) {
+        self.more |= marks & marks.wrapping_sub(1) != 0 || (self.one && marks != 0);
+        self.one |= marks != 0;
+    }
+
+    /// More than the first operand's.
+    #[inline(always)]
+    pub(super) fn slip(self) -> bool {
+        self.more
+    }
+}
+
 /// The next position at or after `pos` that the operand loop looks at: an event, or
-/// one that may break the operand grammar ([`Events::breaks_grammar`]). `None` where
-/// no window fits (the last 64 bytes of `src`): the caller then lexes the statement
-/// in full, and checks its tokens.
+/// one that breaks the operand grammar ([`Events::breaks_grammar`]); adds to
+/// `juxtaposed` the juxtapositions up to and including it. `None` where no window fits
+/// (the last 64 bytes of `src`): the caller then lexes the statement in full, and
+/// checks its tokens.
 #[inline(always)]
-pub(super) fn next_operand_event(src: &[u8], pos: usize, cache: &mut Events) -> Option<usize> {
-    let found = find(src, pos, cache, |e| e.mask | e.gram, |_, _| usize::MAX);
-    (found != usize::MAX).then_some(found)
+pub(super) fn next_operand_event(
+    src: &[u8],
+    mut pos: usize,
+    cache: &mut Events,
+    juxtaposed: &mut Juxtaposed,
+) -> Option<usize> {
+    loop {
+        let off = pos.wrapping_sub(cache.base);
+        if off < WINDOW {
+            let bits = ((cache.mask | cache.gram) & DECIDED) >> off;
+            let marks = cache.juxtaposed >> off;
+            if bits != 0 {
+                let at = bits.trailing_zeros();
+                // The marks up to and including `at`.
+                juxtaposed.add(marks << (63 - at));
+                return Some(pos + at as usize);
+            }
+            juxtaposed.add(marks);
+            pos = cache.base + WINDOW;
+        }
+        if !load_window(src, pos, cache) {
+            return None;
+        }
+    }
 }
 
 impl Events {
-    /// Whether position `pos`, which the last [`next_operand_event`] returned, may
-    /// break the operand grammar: a term starting right after another (whitespace
-    /// aside), or a `,` or `)` right after a `,`.
+    /// Whether position `pos`, which the last [`next_operand_event`] returned, breaks
+    /// the operand grammar otherwise: a `,` or `)` after a `,`; `,`, `;`, `)`, `]` or
+    /// `}` after `[` or `{`; `]`, `}` or `;` after anything but the end of a term; `[`
+    /// inside an address, `]` or `;` outside one.
     #[inline(always)]
     pub(super) fn breaks_grammar(&self, pos: usize) -> bool {
         (self.gram >> (pos - self.base)) & 1 != 0
-    }
-
-    /// Whether bytes `from .. to` are all name characters, `.` and whitespace (an
-    /// opcode's modifiers and the space after them); `None` if `from` is before the
-    /// window `to` is in.
-    #[inline(always)]
-    pub(super) fn only_modifiers(&self, from: usize, to: usize) -> Option<bool> {
-        let lo = from.checked_sub(self.base)?;
-        let hi = to - self.base;
-        if hi <= lo {
-            return Some(true);
-        }
-        let range = (u64::MAX >> (64 - hi)) & (u64::MAX << lo);
-        Some(!self.modifiers & range == 0)
     }
 }
 
@@ -336,15 +367,19 @@ pub(super) fn space_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> us
 fn load_window(src: &[u8], pos: usize, cache: &mut Events) -> bool {
     #[cfg(target_arch = "x86_64")]
     if pos >= 1 && pos - 1 + 64 <= src.len() {
+        // Right after the window in the cache, its end tells whether this one starts
+        // inside an address.
+        let follows = pos == cache.base.wrapping_add(WINDOW);
+        let carries = Carries::before(src, pos, follows.then_some(cache.inside_at_end));
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above), and bytes
             // `pos - 1 .. pos + 63` are inside `src`.
-            unsafe { window_avx2(src, pos, Carries::before(src, pos), cache) };
+            unsafe { window_avx2(src, pos, carries, cache) };
             return true;
         }
         if std::arch::is_x86_feature_detected!("ssse3") {
             // SAFETY: as above, with SSSE3.
-            unsafe { window_ssse3(src, pos, Carries::before(src, pos), cache) };
+            unsafe { window_ssse3(src, pos, carries, cache) };
             return true;
         }
     }
@@ -354,50 +389,80 @@ fn load_window(src: &[u8], pos: usize, cache: &mut Events) -> bool {
 
 impl Classes<u64> {
     /// The window at `pos` from the classes of bytes `pos - 1 .. pos + 63` (bit k is
-    /// byte `pos - 1 + k`), with what the bytes before say of its leading whitespace.
+    /// byte `pos - 1 + k`), with what the bytes before say of its first bytes.
+    #[inline(always)]
     fn window(&self, pos: usize, carries: Carries) -> Events {
+        let [lbr, rbr, lbrace, rbrace, lparen, rparen, comma, semi] = self.punct;
+        let space = self.space;
         // The first significant bit after each bit of `a`; `carry` continues one
         // from before the window through its leading whitespace.
-        let next_significant = |a: u64, carry: bool| {
-            self.space.wrapping_add(a << 1).wrapping_add(carry as u64) & !self.space
-        };
-        let ends_term = self.name | self.close;
-        let starts_term = self.name | self.pct | self.open;
+        let next_significant =
+            |a: u64, carry: bool| space.wrapping_add(a << 1).wrapping_add(carry as u64) & !space;
+        let ends_term = self.name | rbr | rbrace | rparen;
+        let starts_term = self.name | self.pct | lbr | lbrace | lparen;
         // Name characters right after one are the same token.
         let same_token = self.name & (self.name << 1);
         let juxtaposed = next_significant(ends_term, carries.term) & starts_term & !same_token;
-        let empty = next_significant(self.comma, carries.comma) & (self.comma | self.rparen);
+        let after_comma = next_significant(comma, carries.comma) & (comma | rparen);
+        let after_open = next_significant(lbr | lbrace, carries.open)
+            & (comma | semi | rparen | rbr | rbrace);
+        let before_close =
+            next_significant(!space & !ends_term, carries.other) & (rbr | rbrace | semi);
+        // Bit k: byte k is inside an address, or is the `[` that opens one.
+        let mut inside = lbr | rbr;
+        for shift in [1, 2, 4, 8, 16, 32] {
+            inside ^= inside << shift;
+        }
+        if carries.inside {
+            inside = !inside;
+        }
+        let brackets = (lbr & !inside) | ((rbr | semi) & inside);
+        let gram = after_comma | after_open | before_close | brackets;
         Events {
             base: pos,
             mask: (self.events() >> 1) & DECIDED,
             name: self.name >> 1,
-            space: self.space >> 1,
-            gram: ((juxtaposed | empty) >> 1) & DECIDED,
-            modifiers: (self.name | self.dot | self.space) >> 1,
+            space: space >> 1,
+            juxtaposed: (juxtaposed >> 1) & DECIDED,
+            gram: (gram >> 1) & DECIDED,
+            inside_at_end: inside >> (WINDOW - 1) & 1 != 0,
         }
     }
 }
 
-/// Whether the whitespace that byte `pos - 1` is in (if it is) follows the end of a
-/// term or a `,`: the carries into a window's additions.
-#[derive(Clone, Copy, Default)]
+/// What the bytes before a window say of its first ones: whether the last
+/// significant byte before its leading whitespace ends a term, is a `,`, opens a
+/// list or is something else, and whether the window starts inside an address.
+#[derive(Clone, Copy, Default, Debug)]
 struct Carries {
     term: bool,
     comma: bool,
+    open: bool,
+    other: bool,
+    inside: bool,
 }
 
 impl Carries {
-    fn before(src: &[u8], pos: usize) -> Carries {
-        if !is_space(src[pos - 1]) {
-            return Carries::default();
+    /// The carries of the window at `pos` (bytes `pos - 1 ..`). `inside` is the
+    /// previous window's where this one follows it; elsewhere a window starts where
+    /// a statement or an operand starts, outside an address (were it inside, a
+    /// well-formed `]` would look unopened: the statement would only be lexed in
+    /// full).
+    #[inline(always)]
+    fn before(src: &[u8], pos: usize, inside: Option<bool>) -> Carries {
+        let mut carries = Carries {
+            inside: inside.unwrap_or(false),
+            ..Carries::default()
+        };
+        if is_space(src[pos - 1]) {
+            if let Some(&b) = src[..pos - 1].iter().rev().find(|&&b| !is_space(b)) {
+                carries.term = is_name(b) || matches!(b, b']' | b'}' | b')');
+                carries.comma = b == b',';
+                carries.open = matches!(b, b'[' | b'{');
+                carries.other = !carries.term;
+            }
         }
-        match src[..pos - 1].iter().rposition(|&b| !is_space(b)) {
-            Some(i) => Carries {
-                term: is_name(src[i]) || matches!(src[i], b']' | b'}' | b')'),
-                comma: src[i] == b',',
-            },
-            None => Carries::default(),
-        }
+        carries
     }
 }
 
@@ -441,10 +506,9 @@ unsafe fn window_avx2(src: &[u8], pos: usize, carries: Carries, out: &mut Events
         all.pct |= is(b'%') << shift;
         all.dot |= is(b'.') << shift;
         all.digit |= mask(_mm256_cmpgt_epi8(digit_limit, biased)) << shift;
-        all.open |= member(OPEN) << shift;
-        all.close |= member(CLOSE) << shift;
-        all.comma |= is(b',') << shift;
-        all.rparen |= is(b')') << shift;
+        for (k, &b) in PUNCT.iter().enumerate() {
+            all.punct[k] |= is(b) << shift;
+        }
     }
     *out = all.window(pos, carries);
 }
@@ -464,10 +528,9 @@ unsafe fn window_ssse3(src: &[u8], pos: usize, carries: Carries, out: &mut Event
         all.pct |= c.pct << shift;
         all.dot |= c.dot << shift;
         all.digit |= c.digit << shift;
-        all.open |= c.open << shift;
-        all.close |= c.close << shift;
-        all.comma |= c.comma << shift;
-        all.rparen |= c.rparen << shift;
+        for k in 0..PUNCT.len() {
+            all.punct[k] |= c.punct[k] << shift;
+        }
     }
     *out = all.window(pos, carries);
 }
@@ -499,65 +562,107 @@ mod tests {
             .collect()
     }
 
-    /// Whether position `i` may break the operand grammar, by the rules of
-    /// [`Events::breaks_grammar`] (the scalar definition the windows must agree with).
-    fn breaks_grammar_at(src: &[u8], i: usize) -> bool {
-        let Some(q) = src[..i].iter().rposition(|&b| !is_space(b)) else {
-            return false;
+    /// The marks of byte `i` by the scalar rules, for a window whose first loaded
+    /// byte is `first` (`pos - 1`) with carries `c`: (juxtaposed, breaks the grammar).
+    fn marks(src: &[u8], first: usize, c: Carries, i: usize) -> (bool, bool) {
+        let b = src[i];
+        let ends_term = |b: u8| is_name(b) || matches!(b, b']' | b'}' | b')');
+        // The previous significant byte in the window, else the carries' view of the
+        // one before it (only through whitespace from the window's first byte).
+        let q = (first..i).rev().find(|&k| !is_space(src[k]));
+        let (term, comma, open, other) = match q {
+            Some(q) => {
+                let p = src[q];
+                (ends_term(p), p == b',', matches!(p, b'[' | b'{'), !ends_term(p))
+            }
+            None => (c.term, c.comma, c.open, c.other),
         };
-        let (prev, b) = (src[q], src[i]);
-        let juxtaposed = (is_name(b) || matches!(b, b'%' | b'[' | b'{' | b'('))
-            && (is_name(prev) || matches!(prev, b']' | b'}' | b')'))
-            && !(q + 1 == i && is_name(prev) && is_name(b));
-        juxtaposed || matches!(b, b',' | b')') && prev == b','
+        let same_token = q == Some(i - 1) && is_name(src[i - 1]) && is_name(b);
+        let juxtaposed =
+            term && (is_name(b) || matches!(b, b'%' | b'[' | b'{' | b'(')) && !same_token;
+        let mut inside = c.inside;
+        for &x in &src[first..=i] {
+            inside ^= matches!(x, b'[' | b']');
+        }
+        let gram = comma && matches!(b, b',' | b')')
+            || open && matches!(b, b',' | b';' | b')' | b']' | b'}')
+            || other && matches!(b, b']' | b'}' | b';')
+            || b == b'[' && !inside
+            || matches!(b, b']' | b';') && inside;
+        (juxtaposed, gram)
     }
 
-    /// The windows stop exactly at the first position that the scalar rules do not
-    /// skip or that may break the grammar, for every start in texts made of the
-    /// interesting bytes, with a fresh cache and with one carried from call to call
-    /// (forwards, as the operand loop goes, and backwards, as after it takes back a
-    /// statement); where no window fits, they say so.
+    /// Each window's marks are the scalar rules' (with the window's carries), from
+    /// both vector widths; the operand scan stops at the first event or mark, for
+    /// every start in texts made of the interesting bytes, with a fresh cache and
+    /// with one carried from call to call (forwards, as the operand loop goes, and
+    /// backwards, as after it takes back a statement); where no window fits, it says
+    /// so.
     #[test]
     fn operand_scan_agrees_with_the_rules() {
         let mut checked = 0;
         for src in texts(1500, 240) {
             let len = src.len();
-            let stops = |i: usize| !skipped(&src, i) || breaks_grammar_at(&src, i);
             let starts = (1..len - 1)
                 .map(|p| (p, 0))
                 .chain((1..len - 1).rev().map(|p| (p, 1)));
             let mut carried = [Events::new(), Events::new()];
             for (pos, pass) in starts {
-                let want = (pos..len - 1).find(|&i| stops(i));
-                for cache in [&mut carried[pass], &mut Events::new()] {
-                    match next_operand_event(&src, pos, cache) {
-                        Some(got) => {
-                            assert_eq!(Some(got), want, "{src:?} from {pos}");
-                            assert_eq!(
-                                cache.breaks_grammar(got),
-                                breaks_grammar_at(&src, got),
-                                "{src:?} at {got}"
-                            );
+                if pos - 1 + 64 <= len {
+                    // A window of its own at `pos`, its carries found by looking back.
+                    let c = Carries::before(&src, pos, None);
+                    let mut fresh = Events::new();
+                    assert!(load_window(&src, pos, &mut fresh));
+                    for j in 0..WINDOW {
+                        let i = pos + j;
+                        let (juxtaposed, gram) = marks(&src, pos - 1, c, i);
+                        assert_eq!(
+                            (fresh.juxtaposed >> j & 1 != 0, fresh.breaks_grammar(i)),
+                            (juxtaposed, gram),
+                            "{src:?} window {pos} at {i}, {c:?}"
+                        );
+                        assert_eq!(fresh.mask >> j & 1 != 0, !skipped(&src, i), "{i}");
+                        if !skipped(&src, i) || gram {
+                            // The first stop from `pos`, with the marks passed on the way.
+                            let first = (pos..i).all(|k| {
+                                skipped(&src, k) && !marks(&src, pos - 1, c, k).1
+                            });
+                            if first {
+                                let mut cache = fresh;
+                                let mut counted = Juxtaposed::default();
+                                let found = next_operand_event(&src, pos, &mut cache, &mut counted);
+                                assert_eq!(found, Some(i), "{src:?} from {pos}");
+                                let want = (pos..=i).filter(|&k| marks(&src, pos - 1, c, k).0);
+                                assert_eq!(counted.slip(), want.count() > 1, "{src:?} from {pos}");
+                            }
                         }
-                        // Only where the next stop is in the last bytes.
-                        None => assert!(
-                            want.is_none_or(|w| w + 63 > len),
-                            "{src:?} from {pos}: {want:?}"
-                        ),
                     }
-                    checked += 1;
-                }
-                #[cfg(target_arch = "x86_64")]
-                if pos - 1 + 64 <= len && std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2 (and so SSSE3); the window is in `src`.
-                    let (mut a, mut b) = (Events::new(), Events::new());
-                    let carries = Carries::before(&src, pos);
-                    unsafe {
-                        window_ssse3(&src, pos, carries, &mut a);
-                        window_avx2(&src, pos, carries, &mut b);
+                    #[cfg(target_arch = "x86_64")]
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        // SAFETY: the CPU has AVX2 (and so SSSE3); the window is in `src`.
+                        let (mut a, mut b) = (Events::new(), Events::new());
+                        unsafe {
+                            window_ssse3(&src, pos, c, &mut a);
+                            window_avx2(&src, pos, c, &mut b);
+                        }
+                        let bits = |e: &Events| (e.mask, e.juxtaposed, e.gram, e.inside_at_end);
+                        assert_eq!(bits(&a), bits(&b), "{src:?} at {pos}");
                     }
-                    assert_eq!((a.mask, a.gram), (b.mask, b.gram), "{src:?} at {pos}");
                 }
+                // Through a carried cache: the position found is one the loaded
+                // window marks (`None`: the scan ran into the last bytes).
+                let cache = &mut carried[pass];
+                match next_operand_event(&src, pos, cache, &mut Juxtaposed::default()) {
+                    Some(got) => {
+                        assert!(got >= pos && got < len, "{src:?} from {pos}: {got}");
+                        let e = cache;
+                        let off = got - e.base;
+                        let marked = (e.mask | e.gram) >> off & 1 != 0;
+                        assert!(marked, "{src:?} from {pos}: {got} is not marked");
+                    }
+                    None => {}
+                }
+                checked += 1;
             }
         }
         assert!(checked > 100_000);

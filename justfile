@@ -21,6 +21,10 @@ test: tools
     cargo build --manifest-path fuzz/Cargo.toml --quiet
     @echo "fuzz target builds"
 
+# The mutation differential test with N mutants (CI runs 300): the table is printed and kept in target/mutants-report.txt.
+mutants N="2000": tools
+    PTXLD_MUTANTS={{N}} cargo test --test it mutants:: -- --nocapture
+
 # Parse and link throughput against `cat` (libdevice, 170 MB set, 105-420 MB link sets, 2 GB module).
 bench:
     cargo bench --bench parse

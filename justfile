@@ -26,6 +26,10 @@ test-gpu *ARGS: tools
     cargo build --quiet
     python3 scripts/gpu_test.py {{ARGS}}
 
+# The mutation differential test with N mutants (CI runs 300): the table is printed and kept in target/mutants-report.txt.
+mutants N="2000": tools
+    PTXLD_MUTANTS={{N}} cargo test --test it mutants:: -- --nocapture
+
 # Parse and link throughput against `cat` (libdevice, 170 MB set, 105-420 MB link sets, 2 GB module).
 bench:
     cargo bench --bench parse

@@ -17,6 +17,7 @@ mod frontend;
 mod huge;
 mod inputs;
 mod link;
+mod mutants;
 #[cfg(target_os = "linux")]
 mod output_safety;
 mod producers;

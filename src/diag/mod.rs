@@ -143,6 +143,9 @@ codes! {
     EntryParameterSpace = "entry-parameter-space",
     /// An initializer list with more elements than its array has.
     InitializerSize = "initializer-size",
+    /// A variable declaration ptxas refuses: an initializer outside `.global` and
+    /// `.const`, a `.pred` outside `.reg`, an array of unknown size.
+    Declaration = "declaration",
     /// An `.alias` that ptxas refuses (its aliasee is not a defined, non-`.weak`
     /// `.func`, the alias has a body, or their prototypes differ).
     Alias = "alias",

@@ -125,7 +125,8 @@ impl Lexer<'_> {
                         return Some(());
                     }
                 }
-                b';' => self.punct1(),
+                // An empty statement, which the walk reports.
+                b';' => return None,
                 b'.' => self.directive_statement()?,
                 b'@' | b'_' | b'$' => self.instructions()?,
                 _ if CLASS[b as usize] & ID_START != 0 => self.instructions()?,

@@ -11,7 +11,9 @@
 //!   for the space between the opcode with its modifiers and the first operand;
 //! - **empty place**: `,` followed by `,` or `)`; `;`, `]` or `}` after anything
 //!   but the end of a term; `[` or `{` followed by `,`, `;`, `)`, `]` or `}`;
-//! - **brackets**: `[` inside an address, `]` outside one, `;` inside one.
+//! - **brackets**: `[` inside an address, `]` outside one, `;` inside one;
+//! - **modifiers**: `.reg` is none (`ld.reg.b32`), and a modifier never starts an
+//!   operand (`, .x`, `[.b32`).
 //!
 //! docs/linking.md ("Statements") has the ptxas experiments.
 
@@ -30,8 +32,11 @@ pub enum Slip {
     EmptyAfterComma,
     /// A `;`, `]` or `}` right after an operator, a `,` or an opening bracket.
     EmptyBeforeClose,
-    /// `[` or `{` followed by `,` or a closing bracket.
+    /// `[` or `{` followed by `,` or a closing bracket, or `[`, `{` or `,` followed by
+    /// a modifier (`.x` without its `%tid`).
     EmptyAfterOpen,
+    /// `.reg`, which ptxas does not take as an instruction's modifier.
+    RegModifier,
     /// `[` inside an address.
     NestedBracket,
     /// `]` with no `[`.
@@ -51,6 +56,9 @@ impl Slip {
             Slip::EmptyAfterComma => format!("expected an operand after `,`, found `{at}`"),
             Slip::EmptyBeforeClose => format!("expected an operand before `{at}`"),
             Slip::EmptyAfterOpen => format!("expected an operand, found `{at}`"),
+            Slip::RegModifier => {
+                "`.reg` is a declaration's state space, not an instruction's".to_string()
+            }
             Slip::NestedBracket => "`[` inside an address: expected `]` first".to_string(),
             Slip::UnopenedBracket => "`]` without a matching `[`".to_string(),
             Slip::UnclosedBracket => {
@@ -107,6 +115,14 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
         let (a, b) = (&toks[k - 1], &toks[k]);
         if (punct(a, b'[') || punct(a, b'{')) && empty_after_open(first(b)) {
             return Some((k, Slip::EmptyAfterOpen));
+        }
+        if b.kind == TokenKind::Directive {
+            if b.text(src) == b".reg" {
+                return Some((k, Slip::RegModifier));
+            }
+            if punct(a, b'[') || punct(a, b'{') || punct(a, b',') {
+                return Some((k, Slip::EmptyAfterOpen));
+            }
         }
         if ends_term(last(a)) && starts_term(first(b)) {
             if juxtaposed {
@@ -203,6 +219,9 @@ mod tests {
             ("ld.u32 %r1, [[%rd1];", "[", NestedBracket),
             ("ld.u32 %r1, %rd1];", "]", UnopenedBracket),
             ("ld.u32 %r1, [%rd1;", ";", UnclosedBracket),
+            ("ld.reg.b32 %r1, [%rd1];", ".reg", RegModifier),
+            ("mov.u32 %r1, .x;", ".x", EmptyAfterOpen),
+            ("st.param[ .b32p+0], %r2;", ".b32p", EmptyAfterOpen),
         ] {
             assert_eq!(slip(stmt), Some((at.to_string(), want)), "{stmt}");
         }

@@ -72,7 +72,8 @@ impl Lexer<'_> {
     /// (a brace, a comment, a string, a colon after an operand, another literal, an
     /// identifier that may be a symbol) goes to the operand loop, as does anything
     /// that may break the operand grammar (`grammar.rs`): a position the window marks
-    /// ([`super::operand_skip::Events::breaks_grammar`]), or a second juxtaposition.
+    /// ([`super::operand_skip::Events::breaks_grammar`]), a parenthesis, or a second
+    /// juxtaposition.
     /// Four fifths of a body's statements are such instructions.
     #[inline(always)]
     fn quiet_statement_end(&mut self) -> Option<usize> {
@@ -119,12 +120,10 @@ impl Lexer<'_> {
         let mut juxtaposed = Juxtaposed::default();
         loop {
             p = next_operand_event(src, p, &mut self.events, &mut juxtaposed)?;
-            if self.events.breaks_grammar(p) {
-                return None;
-            }
             let b = src[p];
             if b == b';' {
-                return (!juxtaposed.slip()).then_some(p + 1);
+                let sound = !juxtaposed.slip() && !self.events.breaks_grammar(p);
+                return sound.then_some(p + 1);
             }
             let class = CLASS[b as usize];
             if class & DIGIT != 0 {
@@ -243,7 +242,10 @@ impl Lexer<'_> {
                 return Some(Outcome::Full);
             };
             pos = event;
-            if self.events.breaks_grammar(pos) || src[pos] == b';' && juxtaposed.slip() {
+            // Other marks stop the loop at bytes it never stops at otherwise (`,`,
+            // brackets, modifiers), which `operand_step` gives up on.
+            let end = src[pos] == b';';
+            if end && (juxtaposed.slip() || self.events.breaks_grammar(pos)) {
                 return Some(Outcome::Full);
             }
             match self.operand_step(&mut pos, &mut depth)? {
@@ -311,10 +313,11 @@ impl Lexer<'_> {
                 });
             }
             Step::Next
-        } else if let Some(end) = modifier_end(src, p) {
-            // A modifier (`.u32`) or a vector component (`%tid.x`).
-            p = end;
-            Step::Next
+        } else if modifier_end(src, p).is_some() {
+            // The scan passes over modifiers (`.u32`) and vector components
+            // (`%tid.x`): it stops at one only where it starts an operand, or is
+            // `.reg` (a grammar mark).
+            Step::End(Outcome::Full)
         } else if class & DIGIT != 0 {
             // A plain decimal is skipped; anything else goes through the ordinary
             // literal lexer, which decides where it ends and whether it is valid (its
@@ -339,6 +342,8 @@ impl Lexer<'_> {
             }
         } else {
             match b {
+                // A `}` after an empty place (a grammar mark).
+                b'}' if self.events.breaks_grammar(p) => Step::End(Outcome::Full),
                 b'{' | b'}' => {
                     if b == b'{' {
                         *depth += 1;
@@ -364,11 +369,11 @@ impl Lexer<'_> {
                 b'/' if p + 1 < len && matches!(src[p + 1], b'/' | b'*') => {
                     Step::End(Outcome::Full)
                 }
+                // Bytes the scan passes over, where it stops only at a grammar mark
+                // (`,` after `,`, brackets that do not pair up...), and parentheses
+                // (a call's, in a statement not lexed as one).
                 b',' | b'[' | b']' | b'+' | b'-' | b'(' | b')' | b'!' | b'*' | b'/' | b'|'
-                | b'&' | b'^' | b'~' | b'<' | b'>' | b'=' | b'?' | b'@' => {
-                    p += 1;
-                    Step::Next
-                }
+                | b'&' | b'^' | b'~' | b'<' | b'>' | b'=' | b'?' | b'@' => Step::End(Outcome::Full),
                 // `:`, strings, a lone `%`, `.5`, `;` inside braces, bytes outside
                 // PTX's alphabet.
                 _ => Step::End(Outcome::Full),

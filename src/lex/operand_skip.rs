@@ -6,7 +6,8 @@
 //! a hard-to-predict branch per byte, and that branch was the largest single cost of
 //! linking (a `perf annotate` of the operand loop). Here each byte is classified with
 //! vector table lookups instead, and the loop only sees the bytes that matter: the
-//! start of an identifier or a number, `;`, braces, `/`, and anything unusual.
+//! start of an identifier or a number, `;`, braces, parentheses (a call's, lexed in
+//! full), `/`, and anything unusual.
 //!
 //! Each window also marks where the operand grammar (`grammar.rs`) may be broken,
 //! without adding events where it holds: a term start whose previous significant
@@ -20,7 +21,7 @@
 //!
 //! A byte is skipped exactly when the byte-by-byte loop would skip it with no effect,
 //! judging only from it and its two neighbours:
-//! - whitespace and the punctuation `, [ ] + - ( ) ! * | & ^ ~ < > = ? @`;
+//! - whitespace and the punctuation `, [ ] + - ! * | & ^ ~ < > = ? @`;
 //! - `%` followed by a name character (a `%`-name begins);
 //! - `.` followed by a name character that is not a digit (a modifier begins);
 //! - a name character after a name character, `%` or `.` (the middle of a name).
@@ -47,8 +48,6 @@ const fn is_plain(b: u8) -> bool {
             | b']'
             | b'+'
             | b'-'
-            | b'('
-            | b')'
             | b'!'
             | b'*'
             | b'|'
@@ -115,7 +114,6 @@ const PLAIN: ([u8; 16], [u8; 16]) = nibble_tables(Set::Plain);
 const NAME: ([u8; 16], [u8; 16]) = nibble_tables(Set::Name);
 const SPACE: ([u8; 16], [u8; 16]) = nibble_tables(Set::Space);
 
-
 /// Whether position `i` of `src` is skipped, by the rules above (the scalar
 /// definition the vector code must agree with; `0 < i < src.len() - 1`).
 #[cfg(test)]
@@ -136,12 +134,36 @@ struct Classes<T> {
     dot: T,
     digit: T,
     space: T,
-    /// `[`, `]`, `{`, `}`, `(`, `)`, `,`, `;`: the punctuation of the grammar.
-    punct: [T; 8],
+    /// The grammar's bytes: `[`, `]`, `[` or `{`, `]` or `}`, `,`, `;`, and the
+    /// letters of `.reg`.
+    grammar: [T; GRAMMAR],
 }
 
-/// The bytes of [`Classes::punct`], in order.
-const PUNCT: [u8; 8] = *b"[]{}(),;";
+/// How many masks [`Classes::grammar`] has.
+const GRAMMAR: usize = 9;
+
+/// The grammar's masks of the bytes `v` (one vector), from `eq(b)`, the bytes equal
+/// to `b`, `or` and `mask` (the bits of a vector's bytes).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn grammar_masks<V: Copy>(
+    eq: impl Fn(u8) -> V,
+    or: impl Fn(V, V) -> V,
+    mask: impl Fn(V) -> u64,
+) -> [u64; GRAMMAR] {
+    let (lbr, rbr) = (eq(b'['), eq(b']'));
+    [
+        mask(lbr),
+        mask(rbr),
+        mask(or(lbr, eq(b'{'))),
+        mask(or(rbr, eq(b'}'))),
+        mask(eq(b',')),
+        mask(eq(b';')),
+        mask(eq(b'r')),
+        mask(eq(b'e')),
+        mask(eq(b'g')),
+    ]
+}
 
 impl Classes<u64> {
     /// Which bytes are not skipped, by the rules above: bit k needs bits k - 1 and
@@ -184,6 +206,11 @@ unsafe fn classify16(at: *const u8) -> Classes<u64> {
         (!(_mm_movemask_epi8(_mm_cmpeq_epi8(t, zero)) as u32) & 0xffff) as u64
     };
     let is = |b: u8| _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32 as u64;
+    let grammar = grammar_masks(
+        |b| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8)),
+        |a, b| _mm_or_si128(a, b),
+        |m| _mm_movemask_epi8(m) as u32 as u64,
+    );
     Classes {
         plain: member(PLAIN),
         name: member(NAME),
@@ -192,7 +219,7 @@ unsafe fn classify16(at: *const u8) -> Classes<u64> {
         digit: _mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, digit_bias), digit_limit)) as u32
             as u64,
         space: member(SPACE),
-        punct: PUNCT.map(is),
+        grammar,
     }
 }
 
@@ -210,7 +237,8 @@ const DECIDED: u64 = (1 << WINDOW) - 1;
 pub(super) struct Events {
     /// The first position of the window; [`Events::NONE`] before the first.
     base: usize,
-    /// Bit j: position `base + j` is an event (j < [`WINDOW`]).
+    /// Bit j: position `base + j` is an event or breaks the operand grammar (j <
+    /// [`WINDOW`]).
     mask: u64,
     /// Bit j: byte `base + j` is a name character (the lexer's `FOLLOW`).
     name: u64,
@@ -308,7 +336,7 @@ pub(super) fn next_operand_event(
     loop {
         let off = pos.wrapping_sub(cache.base);
         if off < WINDOW {
-            let bits = ((cache.mask | cache.gram) & DECIDED) >> off;
+            let bits = (cache.mask & DECIDED) >> off;
             let marks = cache.juxtaposed >> off;
             if bits != 0 {
                 let at = bits.trailing_zeros();
@@ -392,22 +420,26 @@ impl Classes<u64> {
     /// byte `pos - 1 + k`), with what the bytes before say of its first bytes.
     #[inline(always)]
     fn window(&self, pos: usize, carries: Carries) -> Events {
-        let [lbr, rbr, lbrace, rbrace, lparen, rparen, comma, semi] = self.punct;
+        let [lbr, rbr, open, close, comma, semi, r, e, g] = self.grammar;
         let space = self.space;
         // The first significant bit after each bit of `a`; `carry` continues one
         // from before the window through its leading whitespace.
         let next_significant =
             |a: u64, carry: bool| space.wrapping_add(a << 1).wrapping_add(carry as u64) & !space;
-        let ends_term = self.name | rbr | rbrace | rparen;
-        let starts_term = self.name | self.pct | lbr | lbrace | lparen;
+        // (Parentheses are events: the operand loops lex a statement with one in
+        // full, and its tokens are checked.)
+        let ends_term = self.name | close;
+        let starts_term = self.name | self.pct | open;
         // Name characters right after one are the same token.
         let same_token = self.name & (self.name << 1);
         let juxtaposed = next_significant(ends_term, carries.term) & starts_term & !same_token;
-        let after_comma = next_significant(comma, carries.comma) & (comma | rparen);
-        let after_open = next_significant(lbr | lbrace, carries.open)
-            & (comma | semi | rparen | rbr | rbrace);
-        let before_close =
-            next_significant(!space & !ends_term, carries.other) & (rbr | rbrace | semi);
+        // A modifier (`.` then a name character that is not a digit; `.5` is a
+        // number), and `.reg`, which ptxas never takes as one.
+        let modifier = self.dot & (self.name >> 1) & !(self.digit >> 1);
+        let reg = self.dot & (r >> 1) & (e >> 2) & (g >> 3) & !(self.name >> 4);
+        let after_comma = next_significant(comma, carries.comma) & (comma | modifier);
+        let after_open = next_significant(open, carries.open) & (comma | semi | close | modifier);
+        let before_close = next_significant(!space & !ends_term, carries.other) & (close | semi);
         // Bit k: byte k is inside an address, or is the `[` that opens one.
         let mut inside = lbr | rbr;
         for shift in [1, 2, 4, 8, 16, 32] {
@@ -417,10 +449,10 @@ impl Classes<u64> {
             inside = !inside;
         }
         let brackets = (lbr & !inside) | ((rbr | semi) & inside);
-        let gram = after_comma | after_open | before_close | brackets;
+        let gram = after_comma | after_open | before_close | brackets | reg;
         Events {
             base: pos,
-            mask: (self.events() >> 1) & DECIDED,
+            mask: ((self.events() | gram) >> 1) & DECIDED,
             name: self.name >> 1,
             space: space >> 1,
             juxtaposed: (juxtaposed >> 1) & DECIDED,
@@ -456,7 +488,7 @@ impl Carries {
         };
         if is_space(src[pos - 1]) {
             if let Some(&b) = src[..pos - 1].iter().rev().find(|&&b| !is_space(b)) {
-                carries.term = is_name(b) || matches!(b, b']' | b'}' | b')');
+                carries.term = is_name(b) || matches!(b, b']' | b'}');
                 carries.comma = b == b',';
                 carries.open = matches!(b, b'[' | b'{');
                 carries.other = !carries.term;
@@ -475,8 +507,20 @@ impl Carries {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn window_avx2(src: &[u8], pos: usize, carries: Carries, out: &mut Events) {
-    use std::arch::x86_64::*;
     let at = src.as_ptr().add(pos - 1);
+    let parts = [classify32(at), classify32(at.add(32))];
+    *out = Classes::combine(parts, 32).window(pos, carries);
+}
+
+/// Classifies the 32 bytes at `at`.
+///
+/// # Safety
+/// The CPU has AVX2 (the caller is compiled with it, so this inlines), and
+/// `at .. at + 32` is readable.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn classify32(at: *const u8) -> Classes<u64> {
+    use std::arch::x86_64::*;
     // The nibble tables in both 16-byte lanes (the shuffle looks up within a lane).
     let table =
         |t: [u8; 16]| _mm256_broadcastsi128_si256(_mm_loadu_si128(t.as_ptr() as *const __m128i));
@@ -484,33 +528,30 @@ unsafe fn window_avx2(src: &[u8], pos: usize, carries: Carries, out: &mut Events
     let zero = _mm256_setzero_si256();
     let digit_bias = _mm256_set1_epi8((0x80u8.wrapping_sub(b'0')) as i8);
     let digit_limit = _mm256_set1_epi8((0x80u8 + 10) as i8);
-    let mut all = Classes::<u64>::default();
-    for half in 0..2 {
-        let v = _mm256_loadu_si256(at.add(32 * half) as *const __m256i);
-        let lo = _mm256_and_si256(v, low_nibble);
-        let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibble);
-        let mask = |m: __m256i| _mm256_movemask_epi8(m) as u32 as u64;
-        let member = |(tlo, thi): ([u8; 16], [u8; 16])| {
-            let t = _mm256_and_si256(
-                _mm256_shuffle_epi8(table(tlo), lo),
-                _mm256_shuffle_epi8(table(thi), hi),
-            );
-            !mask(_mm256_cmpeq_epi8(t, zero)) & 0xffff_ffff
-        };
-        let is = |b: u8| mask(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8)));
-        let biased = _mm256_add_epi8(v, digit_bias);
-        let shift = 32 * half;
-        all.plain |= member(PLAIN) << shift;
-        all.name |= member(NAME) << shift;
-        all.space |= member(SPACE) << shift;
-        all.pct |= is(b'%') << shift;
-        all.dot |= is(b'.') << shift;
-        all.digit |= mask(_mm256_cmpgt_epi8(digit_limit, biased)) << shift;
-        for (k, &b) in PUNCT.iter().enumerate() {
-            all.punct[k] |= is(b) << shift;
-        }
+    let v = _mm256_loadu_si256(at as *const __m256i);
+    let lo = _mm256_and_si256(v, low_nibble);
+    let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibble);
+    let mask = |m: __m256i| _mm256_movemask_epi8(m) as u32 as u64;
+    let member = |(tlo, thi): ([u8; 16], [u8; 16])| {
+        let t = _mm256_and_si256(
+            _mm256_shuffle_epi8(table(tlo), lo),
+            _mm256_shuffle_epi8(table(thi), hi),
+        );
+        !mask(_mm256_cmpeq_epi8(t, zero)) & 0xffff_ffff
+    };
+    let eq = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
+    Classes {
+        plain: member(PLAIN),
+        name: member(NAME),
+        pct: mask(eq(b'%')),
+        dot: mask(eq(b'.')),
+        digit: mask(_mm256_cmpgt_epi8(
+            digit_limit,
+            _mm256_add_epi8(v, digit_bias),
+        )),
+        space: member(SPACE),
+        grammar: grammar_masks(eq, |a, b| _mm256_or_si256(a, b), mask),
     }
-    *out = all.window(pos, carries);
 }
 
 /// The window of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`.
@@ -518,21 +559,27 @@ unsafe fn window_avx2(src: &[u8], pos: usize, carries: Carries, out: &mut Events
 #[target_feature(enable = "ssse3")]
 unsafe fn window_ssse3(src: &[u8], pos: usize, carries: Carries, out: &mut Events) {
     let at = src.as_ptr().add(pos - 1);
-    let mut all = Classes::<u64>::default();
-    for i in 0..4 {
-        let c = classify16(at.add(16 * i));
-        let shift = 16 * i;
-        all.plain |= c.plain << shift;
-        all.name |= c.name << shift;
-        all.space |= c.space << shift;
-        all.pct |= c.pct << shift;
-        all.dot |= c.dot << shift;
-        all.digit |= c.digit << shift;
-        for k in 0..PUNCT.len() {
-            all.punct[k] |= c.punct[k] << shift;
+    let parts = [0, 1, 2, 3].map(|i| classify16(at.add(16 * i)));
+    *out = Classes::combine(parts, 16).window(pos, carries);
+}
+
+impl Classes<u64> {
+    /// The classes of `N` consecutive vectors of `width` bytes, in one.
+    #[inline(always)]
+    fn combine<const N: usize>(parts: [Classes<u64>; N], width: usize) -> Classes<u64> {
+        let join = |f: &dyn Fn(&Classes<u64>) -> u64| {
+            (0..N).fold(0, |all, i| all | f(&parts[i]) << (width * i))
+        };
+        Classes {
+            plain: join(&|c| c.plain),
+            name: join(&|c| c.name),
+            pct: join(&|c| c.pct),
+            dot: join(&|c| c.dot),
+            digit: join(&|c| c.digit),
+            space: join(&|c| c.space),
+            grammar: std::array::from_fn(|k| join(&|c| c.grammar[k])),
         }
     }
-    *out = all.window(pos, carries);
 }
 
 #[cfg(test)]
@@ -548,7 +595,7 @@ mod tests {
         (0..rounds)
             .map(|round| {
                 let len = 2 + (rand() % max_len) as usize;
-                (0..len)
+                let mut text: Vec<u8> = (0..len)
                     .map(|_| {
                         let r = rand();
                         if round % 2 == 0 && r % 4 != 0 {
@@ -557,7 +604,18 @@ mod tests {
                             alphabet[(r >> 8) as usize % alphabet.len()]
                         }
                     })
-                    .collect()
+                    .collect();
+                // `.reg` now and then, and `.re` cut short.
+                for _ in 0..len / 40 {
+                    let at = (rand() % len as u64) as usize;
+                    let word: &[u8] = if rand() % 2 == 0 { b".reg" } else { b".re" };
+                    for (k, &b) in word.iter().enumerate() {
+                        if let Some(x) = text.get_mut(at + k) {
+                            *x = b;
+                        }
+                    }
+                }
+                text
             })
             .collect()
     }
@@ -566,26 +624,36 @@ mod tests {
     /// byte is `first` (`pos - 1`) with carries `c`: (juxtaposed, breaks the grammar).
     fn marks(src: &[u8], first: usize, c: Carries, i: usize) -> (bool, bool) {
         let b = src[i];
-        let ends_term = |b: u8| is_name(b) || matches!(b, b']' | b'}' | b')');
+        let ends_term = |b: u8| is_name(b) || matches!(b, b']' | b'}');
         // The previous significant byte in the window, else the carries' view of the
         // one before it (only through whitespace from the window's first byte).
         let q = (first..i).rev().find(|&k| !is_space(src[k]));
         let (term, comma, open, other) = match q {
             Some(q) => {
                 let p = src[q];
-                (ends_term(p), p == b',', matches!(p, b'[' | b'{'), !ends_term(p))
+                (
+                    ends_term(p),
+                    p == b',',
+                    matches!(p, b'[' | b'{'),
+                    !ends_term(p),
+                )
             }
             None => (c.term, c.comma, c.open, c.other),
         };
         let same_token = q == Some(i - 1) && is_name(src[i - 1]) && is_name(b);
-        let juxtaposed =
-            term && (is_name(b) || matches!(b, b'%' | b'[' | b'{' | b'(')) && !same_token;
+        let juxtaposed = term && (is_name(b) || matches!(b, b'%' | b'[' | b'{')) && !same_token;
         let mut inside = c.inside;
         for &x in &src[first..=i] {
             inside ^= matches!(x, b'[' | b']');
         }
-        let gram = comma && matches!(b, b',' | b')')
-            || open && matches!(b, b',' | b';' | b')' | b']' | b'}')
+        let at = |k: usize| src.get(k).copied().filter(|_| k < first + 64);
+        let modifier = b == b'.' && at(i + 1).is_some_and(|n| is_name(n) && !n.is_ascii_digit());
+        let reg = b == b'.'
+            && (1..4).all(|d| at(i + d) == Some(b"reg"[d - 1]))
+            && at(i + 4).is_none_or(|n| !is_name(n));
+        let gram = comma && (b == b',' || modifier)
+            || open && (matches!(b, b',' | b';' | b']' | b'}') || modifier)
+            || reg
             || other && matches!(b, b']' | b'}' | b';')
             || b == b'[' && !inside
             || matches!(b, b']' | b';') && inside;
@@ -621,12 +689,12 @@ mod tests {
                             (juxtaposed, gram),
                             "{src:?} window {pos} at {i}, {c:?}"
                         );
-                        assert_eq!(fresh.mask >> j & 1 != 0, !skipped(&src, i), "{i}");
+                        let stop = !skipped(&src, i) || gram;
+                        assert_eq!(fresh.mask >> j & 1 != 0, stop, "{src:?} at {i}");
                         if !skipped(&src, i) || gram {
                             // The first stop from `pos`, with the marks passed on the way.
-                            let first = (pos..i).all(|k| {
-                                skipped(&src, k) && !marks(&src, pos - 1, c, k).1
-                            });
+                            let first =
+                                (pos..i).all(|k| skipped(&src, k) && !marks(&src, pos - 1, c, k).1);
                             if first {
                                 let mut cache = fresh;
                                 let mut counted = Juxtaposed::default();
@@ -657,7 +725,7 @@ mod tests {
                         assert!(got >= pos && got < len, "{src:?} from {pos}: {got}");
                         let e = cache;
                         let off = got - e.base;
-                        let marked = (e.mask | e.gram) >> off & 1 != 0;
+                        let marked = e.mask >> off & 1 != 0;
                         assert!(marked, "{src:?} from {pos}: {got} is not marked");
                     }
                     None => {}

@@ -10,6 +10,7 @@
 use rustc_hash::FxHashMap;
 
 use super::cursor::Cursor;
+use super::decl::{check_variable, declarator, type_spec};
 use super::items::{loc_args, pragma};
 use super::names::Names;
 use crate::diag::Diagnostic;
@@ -97,7 +98,7 @@ pub(crate) fn walk_body(
             .get(i + 1)
             .is_some_and(|n| n.kind == TokenKind::Punct && n.text(src) == b":");
         if t.kind == TokenKind::Ident && colon_next {
-            w.define(*t, 0);
+            w.define(t.span(), 0);
         }
     }
     w.statements();
@@ -113,19 +114,25 @@ impl<'s> Walker<'s, '_, '_> {
 
     /// A name defined in the body at `depth`: it shadows a module-scope symbol of the
     /// same name and may be named by a debug section.
-    fn define(&mut self, name: Token, depth: u32) {
-        let text = &self.src[name.span().range()];
+    fn define(&mut self, name: Span, depth: u32) {
+        let text = &self.src[name.range()];
         if let Some(body_names) = self.body_names.as_deref_mut() {
-            body_names.entry(text).or_insert((self.item, name.span()));
+            body_names.entry(text).or_insert((self.item, name));
         }
         self.shadow(text, depth);
     }
 
     fn use_ident(&mut self, t: Token, kind: RefKind) {
-        if let Some(symbol) = self.names.get(self.c.text(t)) {
+        self.use_name(t.span(), kind);
+    }
+
+    /// A use of the name at `span`: a reference if it names a module-scope symbol
+    /// that nothing in the body shadows.
+    fn use_name(&mut self, span: Span, kind: RefKind) {
+        if let Some(symbol) = self.names.get(&self.src[span.range()]) {
             if !self.shadows.iter().any(|&(s, _)| s == symbol) {
                 self.refs.push(Reference {
-                    span: t.span(),
+                    span,
                     symbol,
                     item: self.item,
                     kind,
@@ -154,9 +161,13 @@ impl<'s> Walker<'s, '_, '_> {
                             return;
                         }
                     }
-                    // An empty statement.
+                    // ptxas refuses an empty statement ("Parsing error near ';'").
                     b";" => {
-                        self.c.bump();
+                        let t = self.c.bump();
+                        self.c.error(
+                            t.span(),
+                            "`;` with no instruction before it: an empty statement",
+                        );
                     }
                     b"@" => self.instruction(),
                     _ => self.not_a_statement(),
@@ -439,68 +450,30 @@ impl<'s> Walker<'s, '_, '_> {
     }
 
     /// A scoped declaration: `.reg .b32 %r<5>;`, `.local .align 8 .b8 depot[16];`,
-    /// `.shared .u32 x = 1;`. Declared names shadow module-scope names until the
-    /// block ends.
+    /// `.shared .u32 x = 1;`, read by the module scope's declaration parser, with the
+    /// same rules (`decl::check_variable`). Declared names shadow module-scope names
+    /// until the block ends.
     fn declaration(&mut self) {
-        let start = self.c.pos;
-        let space = self.c.toks[start];
-        let mut align = None;
-        // Skip the type specifier directives (and `.attribute(...)`, `.align N`).
-        while let Some(t) = self.c.peek().filter(|t| t.kind == TokenKind::Directive) {
-            self.c.bump();
-            if self.c.text(t) == b".align" && self.c.at_kind(TokenKind::Int) {
-                let n = self.c.bump();
-                align = self
-                    .c
-                    .int_value(n)
-                    .and_then(|v| u32::try_from(v).ok())
-                    .map(|v| (v, n.span()));
-            }
-            if self.c.text(t) == b".attribute" && self.c.at_punct(b"(") {
-                while !self.c.at_end() && !self.c.at_punct(b")") {
-                    self.c.bump();
-                }
-                self.c.eat_punct(b")");
-            }
-        }
-        if self.c.pos == start + 1 && !self.c.at_kind(TokenKind::Ident) {
-            self.c.expected("a type and a name in the declaration");
+        let Ok(spec) = type_spec(&mut self.c, None) else {
             self.skip_statement();
             return;
-        }
+        };
         loop {
-            let Some(name) = self.c.peek().filter(|t| t.kind == TokenKind::Ident) else {
-                self.c.expected("a name in the declaration");
+            let Ok(decl) = declarator(&mut self.c, true) else {
                 self.skip_statement();
                 return;
             };
-            self.c.bump();
-            self.define(name, self.depth);
-            if self.c.text(space) == b".param" {
+            check_variable(&mut self.c, &spec, &decl, false);
+            self.define(decl.name, self.depth);
+            if spec.space == StateSpace::Param {
                 self.local_params.push(LocalParam {
-                    name: name.span(),
-                    align,
-                    space: space.span(),
+                    name: decl.name,
+                    align: spec.align.zip(spec.align_span),
+                    space: spec.space_span,
                 });
             }
-            // `<N>` and `[N]` suffixes.
-            while let Some(t) = self.c.peek() {
-                let close: &[u8] = if self.c.is_punct(t, b"<") {
-                    b">"
-                } else if self.c.is_punct(t, b"[") {
-                    b"]"
-                } else {
-                    break;
-                };
-                while let Some(u) = self.c.peek() {
-                    self.c.bump();
-                    if self.c.is_punct(u, close) {
-                        break;
-                    }
-                }
-            }
-            if self.c.eat_punct(b"=") {
-                self.initializer();
+            for &span in decl.init.iter().flat_map(|init| &init.symbol_refs) {
+                self.use_name(span, RefKind::Operand);
             }
             if self.c.eat_punct(b",") {
                 continue;
@@ -512,25 +485,6 @@ impl<'s> Walker<'s, '_, '_> {
             self.c.error(span, "expected `;` to end the declaration");
             self.skip_statement();
             return;
-        }
-    }
-
-    /// The initializer of a function-scope variable: identifiers in it are uses.
-    fn initializer(&mut self) {
-        let mut depth = 0u32;
-        while let Some(t) = self.c.peek() {
-            match t.kind {
-                TokenKind::Ident => self.use_ident(t, RefKind::Operand),
-                TokenKind::Punct => match self.c.text(t) {
-                    b"{" | b"(" => depth += 1,
-                    b"}" | b")" if depth > 0 => depth -= 1,
-                    b"," | b";" if depth == 0 => return,
-                    b"}" => return,
-                    _ => {}
-                },
-                _ => {}
-            }
-            self.c.bump();
         }
     }
 }

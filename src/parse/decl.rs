@@ -2,8 +2,10 @@
 
 use super::cursor::{Cursor, PResult};
 use super::expr::initializer;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{
-    element_bytes, known_size, Declarator, Param, ParamSpec, PtrAttr, StateSpace, Type, TypeSpec,
+    element_bytes, known_size, Declarator, Param, ParamSpec, PtrAttr, StateSpace, Type, TypeClass,
+    TypeSpec,
 };
 use crate::lex::TokenKind;
 use crate::source::Span;
@@ -95,6 +97,10 @@ pub(crate) fn type_spec(c: &mut Cursor, mut space: Option<StateSpace>) -> PResul
             if vector.is_some() {
                 return Err(c.error(t.span(), "more than one vector width in declaration"));
             }
+            if ty.is_some() {
+                // ptxas: "Parsing error near '.v2'".
+                return Err(c.error(t.span(), "a vector width goes before the type"));
+            }
             vector = Some(n);
         } else if let Some(parsed) = Type::from_directive(text) {
             c.bump();
@@ -168,6 +174,57 @@ fn vector_width(text: &[u8]) -> Option<u8> {
         b".v4" => Some(4),
         b".v8" => Some(8),
         _ => None,
+    }
+}
+
+/// Reports what ptxas refuses in a variable declared with `spec` and `decl` (at
+/// module scope or in a body; `external` for `.extern`): an initializer outside
+/// `.global` and `.const` or on an external variable ("No initial value is allowed"),
+/// a `.pred` outside `.reg` ("Predicate variable must be in register state space"),
+/// and an array of unknown size that no initializer sizes ("Non-external variable has
+/// incomplete type", "Array of incomplete type"). docs/linking.md ("Declarations
+/// checked in each module") has the experiments.
+pub(crate) fn check_variable(c: &mut Cursor, spec: &TypeSpec, decl: &Declarator, external: bool) {
+    let name = String::from_utf8_lossy(&c.src[decl.name.range()]).into_owned();
+    let mut refuse = |span: Span, msg: String| {
+        c.errors
+            .push(Diagnostic::error(Code::Declaration, c.file, span, msg));
+    };
+    if let Some(init) = &decl.init {
+        if external {
+            refuse(
+                init.span,
+                format!("`{name}` is `.extern`: an external variable has no initializer"),
+            );
+        } else if !matches!(spec.space, StateSpace::Global | StateSpace::Const) {
+            refuse(
+                init.span,
+                format!(
+                    "`{name}` is in `{}`: only `.global` and `.const` variables have initializers",
+                    spec.space.as_str()
+                ),
+            );
+        }
+    }
+    if spec.ty.class == TypeClass::Pred && spec.space != StateSpace::Reg {
+        refuse(
+            spec.ty_span,
+            format!("`{name}` is a `.pred`, which only `.reg` can hold"),
+        );
+    }
+    let unknown = |d: &Option<u64>| d.is_none_or(|n| n == 0);
+    if decl.dims.iter().skip(1).any(unknown) {
+        refuse(
+            decl.span,
+            format!("`{name}` is an array of arrays of unknown size"),
+        );
+    } else if decl.dims.first().is_some_and(unknown) && decl.init.is_none() && !external {
+        refuse(
+            decl.span,
+            format!(
+                "`{name}` has no size: an array of unknown size needs an initializer, or `.extern`"
+            ),
+        );
     }
 }
 

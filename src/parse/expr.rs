@@ -40,7 +40,13 @@ fn init_value(
         if c.eat_punct(b"}") {
             return Ok(());
         }
-        let limit = dims.get(depth as usize).copied().flatten();
+        // A dimension of 0 with an initializer is sized by it, as `[]` is (ptxas
+        // 12.9 assembles `.global .u64 a[0] = {1, 2, 3};`).
+        let limit = dims
+            .get(depth as usize)
+            .copied()
+            .flatten()
+            .filter(|&n| n > 0);
         let mut elements = 0u64;
         loop {
             elements += 1;

@@ -1,7 +1,7 @@
 //! Module-scope items: header directives, variables, functions, debug sections.
 
 use super::cursor::{Cursor, PResult, Reported};
-use super::decl::{check_size, declarator, param_list, type_spec};
+use super::decl::{check_size, check_variable, declarator, param_list, type_spec};
 use super::expr::{expr, is_binop};
 use super::section::Decoder;
 use crate::diag::{Code, Diagnostic};
@@ -514,6 +514,7 @@ fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
     loop {
         let decl = declarator(c, true)?;
         check_size(c, spec.ty, spec.vector, &decl.dims, decl.span)?;
+        check_variable(c, &spec, &decl, linkage == Linkage::Extern);
         declarators.push(decl);
         if !c.eat_punct(b",") {
             break;

@@ -17,6 +17,7 @@
 //! the body is lexed in full.
 
 use super::class::{is_state_space, CLASS, ID_START};
+use super::defs::{clashes, Def};
 use super::scan::skip_whitespace;
 use super::shape::register_declaration_end;
 use super::{Lexer, Token, TokenKind};
@@ -28,6 +29,7 @@ pub(super) struct Mark {
     pub(super) tokens: usize,
     comments: usize,
     errors: usize,
+    defs: usize,
     warned_non_ascii: bool,
 }
 
@@ -38,6 +40,7 @@ impl Lexer<'_> {
             tokens: self.out.tokens.len(),
             comments: self.out.comments.len(),
             errors: self.out.errors.len(),
+            defs: self.defs.len(),
             warned_non_ascii: self.warned_non_ascii,
         }
     }
@@ -48,6 +51,7 @@ impl Lexer<'_> {
         self.out.tokens.truncate(m.tokens);
         self.out.comments.truncate(m.comments);
         self.out.errors.truncate(m.errors);
+        self.defs.truncate(m.defs);
         self.warned_non_ascii = m.warned_non_ascii;
     }
 
@@ -69,9 +73,18 @@ impl Lexer<'_> {
 
     /// At the `{` of a function body: lexes the body compactly and returns true, or
     /// returns false having consumed and pushed nothing.
+    ///
+    /// A body in which a name may be defined twice in a block is given up too: the
+    /// walk finds such clashes (`defs.rs`) only among the definitions it sees as
+    /// tokens, and this lexer leaves some out.
     pub(super) fn compact_body(&mut self) -> bool {
+        self.defs.clear();
+        self.blocks.clear();
         let start = self.mark();
-        if self.body_statements().is_some() && self.out.errors.len() == start.errors {
+        if self.body_statements().is_some()
+            && self.out.errors.len() == start.errors
+            && (self.defs.len() < 2 || clashes(self.src, &self.defs).is_empty())
+        {
             self.out.compacted.push(start.pos as u32);
             true
         } else {
@@ -108,6 +121,7 @@ impl Lexer<'_> {
     /// The statements of the body from its `{` to its matching `}`; `None` gives the
     /// body up.
     fn body_statements(&mut self) -> Option<()> {
+        self.block = self.pos as u32;
         self.punct1();
         let mut depth = 1u32;
         loop {
@@ -115,6 +129,8 @@ impl Lexer<'_> {
             let b = self.src[self.pos];
             match b {
                 b'{' => {
+                    self.blocks.push(self.block);
+                    self.block = self.pos as u32;
                     self.punct1();
                     depth += 1;
                 }
@@ -124,6 +140,7 @@ impl Lexer<'_> {
                     if depth == 0 {
                         return Some(());
                     }
+                    self.block = self.blocks.pop()?;
                 }
                 // An empty statement, which the walk reports.
                 b';' => return None,
@@ -200,11 +217,14 @@ impl Lexer<'_> {
     /// body walk knows are taken; `.loc` has no `;` and is lexed as `loc_args` reads it.
     fn directive_statement(&mut self) -> Option<()> {
         if self.skip_definitions {
-            if let Some(end) = register_declaration_end(self.src, self.pos) {
+            if let Some(end) =
+                register_declaration_end(self.src, self.pos, self.block, &mut self.defs)
+            {
                 self.pos = end;
                 return Some(());
             }
         }
+        let first = self.out.tokens.len();
         let t = self.lex_one()?;
         if t.kind != TokenKind::Directive {
             return None;
@@ -223,10 +243,48 @@ impl Lexer<'_> {
                     | b".branchtargets"
                     | b".callprototype"
             );
-        if known {
-            self.full_statement()
-        } else {
-            None
+        if !known {
+            return None;
+        }
+        self.full_statement()?;
+        if is_state_space(text) || matches!(text, b".attribute" | b".align") {
+            self.declared_names(first);
+        }
+        Some(())
+    }
+
+    /// Records the names a declaration lexed in full from token `from` defines: the
+    /// first name after its directives, and the first after each `,` outside its
+    /// brackets and initializer braces, with the `N` of `name<N>`.
+    fn declared_names(&mut self, from: usize) {
+        let src = self.src;
+        let toks = &self.out.tokens[from..];
+        let punct = |t: &Token, p: u8| t.kind == TokenKind::Punct && t.text(src) == [p];
+        let mut depth = 0u32;
+        let mut expect_name = true;
+        for (i, t) in toks.iter().enumerate() {
+            match t.kind {
+                TokenKind::Ident if depth == 0 && expect_name => {
+                    expect_name = false;
+                    let count = toks
+                        .get(i + 1..i + 4)
+                        .filter(|r| punct(&r[0], b'<') && punct(&r[2], b'>'))
+                        .and_then(|r| std::str::from_utf8(r[1].text(src)).ok()?.parse().ok());
+                    self.defs.push(Def {
+                        scope: self.block,
+                        lo: t.lo,
+                        hi: t.hi,
+                        count,
+                    });
+                }
+                TokenKind::Punct => match t.text(src) {
+                    b"(" | b"[" | b"{" | b"<" => depth += 1,
+                    b")" | b"]" | b"}" | b">" => depth = depth.saturating_sub(1),
+                    b"," if depth == 0 => expect_name = true,
+                    _ => {}
+                },
+                _ => {}
+            }
         }
     }
 

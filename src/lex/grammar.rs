@@ -13,7 +13,7 @@
 //!   but the end of a term; `[` or `{` followed by `,`, `;`, `)`, `]` or `}`;
 //! - **brackets**: `[` inside an address, `]` outside one, `;` inside one;
 //! - **modifiers**: `.reg` is none (`ld.reg.b32`), and a modifier never starts an
-//!   operand (`, .x`, `[.b32`).
+//!   operand (`, .x`, `[.b32`); no `,` right after the opcode; no `:` but in `::`.
 //!
 //! docs/linking.md ("Statements") has the ptxas experiments.
 
@@ -30,6 +30,10 @@ pub enum Slip {
     Juxtaposed,
     /// A `,` with no operand after it.
     EmptyAfterComma,
+    /// A `,` right after the opcode, with no operand before it.
+    EmptyBeforeComma,
+    /// A `:` that is not half of a `::` qualifier.
+    StrayColon,
     /// A `;`, `]` or `}` right after an operator, a `,` or an opening bracket.
     EmptyBeforeClose,
     /// `[` or `{` followed by `,` or a closing bracket, or `[`, `{` or `,` followed by
@@ -54,6 +58,10 @@ impl Slip {
                 format!("expected `,` or `;` before `{at}`: two operands without a comma, or a missing `;`")
             }
             Slip::EmptyAfterComma => format!("expected an operand after `,`, found `{at}`"),
+            Slip::EmptyBeforeComma => "expected an operand before `,`".to_string(),
+            Slip::StrayColon => {
+                "unexpected `:` in an instruction: a label needs its own statement".to_string()
+            }
             Slip::EmptyBeforeClose => format!("expected an operand before `{at}`"),
             Slip::EmptyAfterOpen => format!("expected an operand, found `{at}`"),
             Slip::RegModifier => {
@@ -111,18 +119,39 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
     // starts with `-` or `!` and has a second slip is the price.)
     let mut juxtaposed = false;
     let mut brackets = 0u32;
+    let mut first_comma = None;
+    // Still in the opcode's word: its modifiers, `::` qualifiers and what is glued
+    // to them.
+    let mut word = true;
     for k in i + 1..toks.len() {
         let (a, b) = (&toks[k - 1], &toks[k]);
+        let colon = punct(b, b':');
+        if colon {
+            // Only `::` qualifiers have colons (`.L2::128B`): a label's colon
+            // inside an instruction is a missing `;` or a stray name before it.
+            let pair = punct(a, b':') && a.hi == b.lo
+                || toks
+                    .get(k + 1)
+                    .is_some_and(|n| punct(n, b':') && b.hi == n.lo);
+            if !pair {
+                return Some((k, Slip::StrayColon));
+            }
+        }
+        if b.kind == TokenKind::Directive && b.text(src) == b".reg" {
+            return Some((k, Slip::RegModifier));
+        }
+        if word {
+            let glued = a.hi == b.lo && b.text(src).iter().all(|&c| is(c, FOLLOW) || c == b'.');
+            if b.kind == TokenKind::Directive || colon || punct(a, b':') || glued {
+                continue;
+            }
+            word = false;
+        }
         if (punct(a, b'[') || punct(a, b'{')) && empty_after_open(first(b)) {
             return Some((k, Slip::EmptyAfterOpen));
         }
-        if b.kind == TokenKind::Directive {
-            if b.text(src) == b".reg" {
-                return Some((k, Slip::RegModifier));
-            }
-            if punct(a, b'[') || punct(a, b'{') || punct(a, b',') {
-                return Some((k, Slip::EmptyAfterOpen));
-            }
+        if b.kind == TokenKind::Directive && (punct(a, b'[') || punct(a, b'{') || punct(a, b',')) {
+            return Some((k, Slip::EmptyAfterOpen));
         }
         if ends_term(last(a)) && starts_term(first(b)) {
             if juxtaposed {
@@ -151,8 +180,17 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
         } else if punct(b, b';') && brackets > 0 {
             return Some((k, Slip::UnclosedBracket));
         }
+        if punct(b, b',') && first_comma.is_none() {
+            first_comma = Some(k);
+        }
     }
-    None
+    // Commas but no juxtaposition: the first operand is missing (`mov.u32 , %r1`,
+    // `f, (param0)`), or starts with `-` or `!` and has no second one: the compact
+    // lexer's masks tell these apart only by counting.
+    match first_comma {
+        Some(k) if !juxtaposed => Some((k, Slip::EmptyBeforeComma)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -220,6 +258,9 @@ mod tests {
             ("ld.u32 %r1, %rd1];", "]", UnopenedBracket),
             ("ld.u32 %r1, [%rd1;", ";", UnclosedBracket),
             ("ld.reg.b32 %r1, [%rd1];", ".reg", RegModifier),
+            ("mov.u32 , %r1;", ",", EmptyBeforeComma),
+            ("f, (param0);", ",", EmptyBeforeComma),
+            ("bra $L2:;", ":", StrayColon),
             ("mov.u32 %r1, .x;", ".x", EmptyAfterOpen),
             ("st.param[ .b32p+0], %r2;", ".b32p", EmptyAfterOpen),
         ] {

@@ -5,6 +5,7 @@
 
 use super::class::{modifier_end, CLASS, DIGIT, FOLLOW, ID_START, WS};
 use super::compact::Mark;
+use super::defs::Def;
 use super::grammar::instruction_slip;
 use super::operand_skip::{name_end_cached, next_operand_event, space_end_cached, Juxtaposed};
 use super::scan::skip_whitespace;
@@ -47,7 +48,7 @@ impl Lexer<'_> {
                 match src.get(self.pos) {
                     Some(&b) if starts_identifier(b) || b == b'@' => break,
                     Some(b'.') if self.skip_definitions => {
-                        match register_declaration_end(src, self.pos) {
+                        match register_declaration_end(src, self.pos, self.block, &mut self.defs) {
                             Some(end) => self.pos = space_end_cached(src, end, &mut self.events),
                             None => return Some(()),
                         }
@@ -114,7 +115,16 @@ impl Lexer<'_> {
         if self.skip_definitions && !guarded && src.get(p) != Some(&b'.') {
             let after = space_end_cached(src, p, &mut self.events);
             if src.get(after) == Some(&b':') {
-                return (!may.may_be_symbol(opcode)).then_some(after + 1);
+                if may.may_be_symbol(opcode) {
+                    return None;
+                }
+                self.defs.push(Def {
+                    scope: self.block,
+                    lo: lo as u32,
+                    hi: p as u32,
+                    count: None,
+                });
+                return Some(after + 1);
             }
         }
         let mut juxtaposed = Juxtaposed::default();
@@ -179,6 +189,12 @@ impl Lexer<'_> {
             if guarded {
                 return self.full_instruction(start);
             }
+            self.defs.push(Def {
+                scope: self.block,
+                lo: opcode.lo,
+                hi: opcode.hi,
+                count: None,
+            });
             // A label that names no module-scope symbol shadows nothing: the walk
             // needs it only when it records the body's names.
             if self.skip_definitions
@@ -458,6 +474,10 @@ mod tests {
             "mov.u32 %r1, 1 // c\n ret;",
             "%r1, %r2;",
             "@%p1 %r1, %r2;",
+            "mov.u32 , %r1;",
+            "mov.u32, %r1;",
+            "ld.reg.b32 %r1, [p];",
+            "mov.u32 %r1, .x;",
         ] {
             assert!(has_slip(stmt), "{stmt}");
             assert_eq!(compacted(stmt), [false, false], "{stmt}");

@@ -21,7 +21,8 @@
 //!   walk reads;
 //! * `operand_skip.rs`: operand bytes classified a vector at a time;
 //! * `shape.rs`: register declarations and literals passed over without tokens;
-//! * `grammar.rs`: the operand-list rules both lexers and the body walk check.
+//! * `grammar.rs`: the operand-list rules both lexers and the body walk check;
+//! * `defs.rs`: names defined twice in one block of a body.
 //!
 //! The lexer uses nothing of the parser or the IR: what the compact lexer needs to
 //! know of a module's symbols comes through [`SymbolFilter`].
@@ -32,6 +33,7 @@ use crate::source::{FileId, Span};
 mod class;
 mod compact;
 mod defer;
+mod defs;
 mod grammar;
 mod instruction;
 mod operand_skip;
@@ -43,6 +45,7 @@ use class::is;
 /// For the IR's test that its state spaces are the lexer's.
 #[cfg(test)]
 pub(crate) use class::is_state_space;
+pub(crate) use defs::{clashes, Def};
 pub(crate) use grammar::instruction_slip;
 
 /// What a token is. The token's text is always its span in the source.
@@ -217,6 +220,11 @@ struct Lexer<'a> {
     pending_opcode: Option<Token>,
     /// The operand scan's last window (`lex/operand_skip.rs`).
     events: operand_skip::Events,
+    /// In a body lexed compactly: the names defined in it (`defs.rs`), the current
+    /// block (the position of its `{`) and the blocks around it.
+    defs: Vec<defs::Def>,
+    block: u32,
+    blocks: Vec<u32>,
 }
 
 impl<'a> Lexer<'a> {
@@ -245,6 +253,9 @@ impl<'a> Lexer<'a> {
             skip_definitions: false,
             pending_opcode: None,
             events: operand_skip::Events::new(),
+            defs: Vec::new(),
+            block: 0,
+            blocks: Vec::new(),
             out,
         }
     }

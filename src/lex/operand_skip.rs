@@ -249,6 +249,8 @@ pub(super) struct Events {
     juxtaposed: u64,
     /// Bit j: position `base + j` breaks the operand grammar otherwise.
     gram: u64,
+    /// Bit j: byte `base + j` is a `,`.
+    comma: u64,
     /// Whether the byte before the next window's first is inside an address.
     inside_at_end: bool,
 }
@@ -266,6 +268,7 @@ impl Events {
             space: 0,
             juxtaposed: 0,
             gram: 0,
+            comma: 0,
             inside_at_end: false,
         }
     }
@@ -297,27 +300,32 @@ fn find(
     }
 }
 
-/// The juxtapositions an operand loop has passed (a term starting right after
-/// another, whitespace aside): a well-formed instruction has one at most, its first
-/// operand. Only "none", "one" and "more" matter, which needs no bit count.
+/// What an operand loop has passed of an instruction: juxtapositions (a term
+/// starting right after another, whitespace aside), of which a well-formed one has
+/// one at most, its first operand, and commas, which a well-formed one has only
+/// after that first operand. Only "none", "one" and "more" matter, which needs no
+/// bit count.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Juxtaposed {
     one: bool,
     more: bool,
+    comma: bool,
 }
 
 impl Juxtaposed {
-    /// Adds the juxtapositions of `marks` (one bit each).
+    /// Adds the juxtapositions of `marks` (one bit each) and the commas of `commas`.
     #[inline(always)]
-    fn add(&mut self, marks: u64) {
+    fn add(&mut self, marks: u64, commas: u64) {
         self.more |= marks & marks.wrapping_sub(1) != 0 || (self.one && marks != 0);
         self.one |= marks != 0;
+        self.comma |= commas != 0;
     }
 
-    /// More than the first operand's.
+    /// More juxtapositions than the first operand's, or commas without a first
+    /// operand (`mov.u32 , %r1`, `f, (param0)`).
     #[inline(always)]
     pub(super) fn slip(self) -> bool {
-        self.more
+        self.more || (self.comma && !self.one)
     }
 }
 
@@ -337,14 +345,14 @@ pub(super) fn next_operand_event(
         let off = pos.wrapping_sub(cache.base);
         if off < WINDOW {
             let bits = (cache.mask & DECIDED) >> off;
-            let marks = cache.juxtaposed >> off;
+            let (marks, commas) = (cache.juxtaposed >> off, cache.comma >> off);
             if bits != 0 {
                 let at = bits.trailing_zeros();
                 // The marks up to and including `at`.
-                juxtaposed.add(marks << (63 - at));
+                juxtaposed.add(marks << (63 - at), commas << (63 - at));
                 return Some(pos + at as usize);
             }
-            juxtaposed.add(marks);
+            juxtaposed.add(marks, commas);
             pos = cache.base + WINDOW;
         }
         if !load_window(src, pos, cache) {
@@ -456,6 +464,7 @@ impl Classes<u64> {
             name: self.name >> 1,
             space: space >> 1,
             juxtaposed: (juxtaposed >> 1) & DECIDED,
+            comma: (comma >> 1) & DECIDED,
             gram: (gram >> 1) & DECIDED,
             inside_at_end: inside >> (WINDOW - 1) & 1 != 0,
         }
@@ -701,7 +710,10 @@ mod tests {
                                 let found = next_operand_event(&src, pos, &mut cache, &mut counted);
                                 assert_eq!(found, Some(i), "{src:?} from {pos}");
                                 let want = (pos..=i).filter(|&k| marks(&src, pos - 1, c, k).0);
-                                assert_eq!(counted.slip(), want.count() > 1, "{src:?} from {pos}");
+                                let n = want.count();
+                                let commas = src[pos..=i].contains(&b',');
+                                let slip = n > 1 || (commas && n == 0);
+                                assert_eq!(counted.slip(), slip, "{src:?} from {pos}");
                             }
                         }
                     }

@@ -2,32 +2,53 @@
 //! declarations, and literals that lex as one token without a diagnostic.
 
 use super::class::{modifier_end, plain_decimal_end, CLASS, DIGIT, FOLLOW, ID_START, WS};
+use super::defs::Def;
 use super::scan::skip_whitespace;
 
-/// At a `.reg` statement: the position after its `;` if it declares `%`-named
+/// At a `.reg` statement in block `scope`: the position after its `;` if it declares `%`-named
 /// registers only and in the plain shape every producer writes, `.reg .type{ .type}
 /// %name[<N>]{, %name[<N>]};` (ASCII, whitespace between the directives, no comment,
 /// no `.align` or initializer), which lexes without a diagnostic and which the body
 /// walk reads without one; `None` for anything else, lexed in full as before. Such a
-/// declaration is a tenth of a body's statements.
-pub(super) fn register_declaration_end(src: &[u8], p: usize) -> Option<usize> {
+/// declaration is a tenth of a body's statements. The names it declares go to
+/// `defs`, for the clashes the walk cannot see (`defs.rs`).
+pub(super) fn register_declaration_end(
+    src: &[u8],
+    p: usize,
+    scope: u32,
+    defs: &mut Vec<Def>,
+) -> Option<usize> {
+    let before = defs.len();
+    let end = register_declaration(src, p, scope, defs);
+    if end.is_none() {
+        defs.truncate(before);
+    }
+    end
+}
+
+/// [`register_declaration_end`], leaving names in `defs` where it gives up.
+fn register_declaration(src: &[u8], p: usize, scope: u32, defs: &mut Vec<Def>) -> Option<usize> {
     let class = |i: usize| src.get(i).map_or(0, |&b| CLASS[b as usize]);
     let skip_ws = |i: usize| skip_whitespace(src, i);
     if !src[p..].starts_with(b".reg") || class(p + 4) & WS == 0 {
         return None;
     }
-    // The type directives, each followed by whitespace.
+    // The type directives, each followed by whitespace: a vector width and a type,
+    // or a type (two types, or a second `.reg`, are the walk's to report).
     let mut i = skip_ws(p + 4);
     let mut types = 0;
+    let mut vector = false;
     while src.get(i) == Some(&b'.') {
+        let directive = i;
         i = modifier_end(src, i)?;
         if class(i) & WS == 0 {
             return None;
         }
+        vector |= types == 0 && matches!(&src[directive..i], b".v2" | b".v4" | b".v8");
         i = skip_ws(i);
         types += 1;
     }
-    if types == 0 {
+    if types != 1 + usize::from(vector) {
         return None;
     }
     loop {
@@ -35,10 +56,17 @@ pub(super) fn register_declaration_end(src: &[u8], p: usize) -> Option<usize> {
         if src.get(i) != Some(&b'%') || class(i + 1) & FOLLOW == 0 {
             return None;
         }
+        let name = i;
         i += 2;
         while class(i) & FOLLOW != 0 {
             i += 1;
         }
+        let mut def = Def {
+            scope,
+            lo: name as u32,
+            hi: i as u32,
+            count: None,
+        };
         i = skip_ws(i);
         // `<N>`
         if src.get(i) == Some(&b'<') {
@@ -46,12 +74,19 @@ pub(super) fn register_declaration_end(src: &[u8], p: usize) -> Option<usize> {
             if class(i) & DIGIT == 0 {
                 return None;
             }
-            i = skip_ws(plain_decimal_end(src, i)?);
+            let digits = i;
+            let end = plain_decimal_end(src, i)?;
+            let count = src[digits..end].iter().try_fold(0u32, |n, &d| {
+                n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+            })?;
+            def.count = Some(count);
+            i = skip_ws(end);
             if src.get(i) != Some(&b'>') {
                 return None;
             }
             i = skip_ws(i + 1);
         }
+        defs.push(def);
         match src.get(i)? {
             b';' => return Some(i + 1),
             b',' => i = skip_ws(i + 1),
@@ -137,7 +172,7 @@ mod tests {
     /// The plain register declaration is recognised to its `;` and nothing else is.
     #[test]
     fn register_declarations_are_recognised_in_their_plain_shape_only() {
-        let end = |s: &str| register_declaration_end(s.as_bytes(), 0);
+        let end = |s: &str| register_declaration_end(s.as_bytes(), 0, 0, &mut Vec::new());
         for plain in [
             ".reg .b32 %r<4>;",
             ".reg .pred %p;",
@@ -165,6 +200,10 @@ mod tests {
             ".regs .b32 %r;",
             ".reg .b32%r;",
             ".reg .attribute(.managed) .b32 %r;",
+            ".reg .b32 .b32 %r;",
+            ".reg .reg .b32 %r;",
+            ".reg .b32 .v2 %r;",
+            ".reg .b32 %r<99999999999>;",
             ".local .b32 %r;",
         ] {
             assert_eq!(end(other), None, "{other}");

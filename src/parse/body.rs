@@ -13,12 +13,12 @@ use super::cursor::Cursor;
 use super::decl::{check_variable, declarator, type_spec};
 use super::items::{loc_args, pragma};
 use super::names::Names;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
     SymbolId,
 };
-use crate::lex::{instruction_slip, Token, TokenKind};
+use crate::lex::{clashes, instruction_slip, Def, Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Names defined inside bodies (labels, function-scope variables), for debug sections
@@ -47,6 +47,11 @@ struct Walker<'s, 'r, 't> {
     /// The tokens are the body's every token, so the walk checks each instruction's
     /// operand grammar; a compactly lexed body was checked by the lexer.
     complete: bool,
+    /// The names this walk sees defined (parameters, labels, variables), each with
+    /// its block, for the clashes of `lex::clashes`.
+    defs: Vec<Def>,
+    /// The open blocks: the token index of each `{`.
+    blocks: Vec<u32>,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -86,10 +91,25 @@ pub(crate) fn walk_body(
         local_params: Vec::new(),
         legacy_warp_op: cx.legacy_warp_op,
         complete,
+        defs: Vec::new(),
+        blocks: Vec::new(),
     };
-    // Parameters shadow module-scope names for the whole body.
-    for p in func.signature.all() {
+    // Parameters shadow module-scope names for the whole body, and are defined in
+    // its outermost block (the `{` at token 0).
+    let params = func.signature.all();
+    for (i, p) in params.iter().enumerate() {
         w.shadow(&src[p.name.range()], 0);
+        // A name used twice among the parameters is the parser's to report.
+        let name = &src[p.name.range()];
+        if params[..i].iter().any(|q| &src[q.name.range()] == name) {
+            continue;
+        }
+        w.defs.push(Def {
+            scope: 0,
+            lo: p.name.lo,
+            hi: p.name.hi,
+            count: None,
+        });
     }
     // Labels are visible in the whole function, before and after their definition.
     // Inside a body, `name :` is always a label (PTX instructions have no `?:`).
@@ -102,6 +122,23 @@ pub(crate) fn walk_body(
         }
     }
     w.statements();
+    for (later, earlier) in clashes(src, &w.defs) {
+        let (l, e) = (&w.defs[later], &w.defs[earlier]);
+        let at = Span::new(l.lo, l.hi);
+        let mut name = String::from_utf8_lossy(&src[at.range()]).into_owned();
+        if let Some(n) = l.count {
+            name = format!("{name}<{n}>");
+        }
+        w.c.errors.push(
+            Diagnostic::error(
+                Code::Redefinition,
+                cx.file,
+                at,
+                format!("`{name}` is defined twice in this block"),
+            )
+            .with_note(cx.file, Span::new(e.lo, e.hi), "defined here first"),
+        );
+    }
     cx.errors.append(&mut w.c.errors);
 }
 
@@ -120,6 +157,17 @@ impl<'s> Walker<'s, '_, '_> {
             body_names.entry(text).or_insert((self.item, name));
         }
         self.shadow(text, depth);
+    }
+
+    /// Records that the current block defines the name at `span` (`count`: the `N`
+    /// of `name<N>`).
+    fn define_in_block(&mut self, span: Span, count: Option<u32>) {
+        self.defs.push(Def {
+            scope: self.blocks.last().copied().unwrap_or(0),
+            lo: span.lo,
+            hi: span.hi,
+            count,
+        });
     }
 
     fn use_ident(&mut self, t: Token, kind: RefKind) {
@@ -147,10 +195,12 @@ impl<'s> Walker<'s, '_, '_> {
             match t.kind {
                 TokenKind::Punct => match self.c.text(t) {
                     b"{" => {
+                        self.blocks.push(self.c.pos as u32);
                         self.c.bump();
                         self.depth += 1;
                     }
                     b"}" => {
+                        self.blocks.pop();
                         self.c.bump();
                         let depth = self.depth;
                         while self.shadows.last().is_some_and(|&(_, d)| d >= depth) {
@@ -175,6 +225,7 @@ impl<'s> Walker<'s, '_, '_> {
                 TokenKind::Ident => {
                     if self.c.peek_at(1).is_some_and(|n| self.c.is_punct(n, b":")) {
                         // A label; the statement continues after it.
+                        self.define_in_block(t.span(), None);
                         self.c.bump();
                         self.c.bump();
                     } else {
@@ -465,6 +516,7 @@ impl<'s> Walker<'s, '_, '_> {
             };
             check_variable(&mut self.c, &spec, &decl, false);
             self.define(decl.name, self.depth);
+            self.define_in_block(decl.name, decl.reg_count);
             if spec.space == StateSpace::Param {
                 self.local_params.push(LocalParam {
                     name: decl.name,

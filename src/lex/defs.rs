@@ -1,0 +1,144 @@
+//! Names defined twice in one block of a function body, by ptxas's rules: labels,
+//! variables and the function's parameters share one namespace per block (an inner
+//! block may define a name again); `%r<5>` defines `%r0` to `%r4`, so it clashes with
+//! another `%r<N>` in the block and with a `%rK` for K below 5 (`%r02` too). ptxas:
+//! "Duplicate definition of label 'L'", "Duplicate definition of variable '%r<'".
+//!
+//! Both the compact lexer (for the definitions it passes over without tokens) and the
+//! body walk (for the others) ask [`clashes`].
+
+/// A name defined in a body.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Def {
+    /// The block: any number that differs between blocks of one body.
+    pub scope: u32,
+    /// The name's bytes in the source.
+    pub lo: u32,
+    pub hi: u32,
+    /// `N` of `name<N>`.
+    pub count: Option<u32>,
+}
+
+impl Def {
+    fn name<'s>(&self, src: &'s [u8]) -> &'s [u8] {
+        &src[self.lo as usize..self.hi as usize]
+    }
+
+    /// The name without its trailing digits, and their value: what a `<N>` range
+    /// of the same stem covers. A range's stem is its whole name.
+    fn stem<'s>(&self, src: &'s [u8]) -> (&'s [u8], Option<u64>) {
+        let name = self.name(src);
+        if self.count.is_some() {
+            return (name, None);
+        }
+        let digits = name.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+        let (stem, number) = name.split_at(name.len() - digits);
+        let value = (digits > 0).then(|| {
+            number.iter().fold(0u64, |n, &d| {
+                n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+            })
+        });
+        (stem, value)
+    }
+}
+
+/// Every clash among `defs`: (the later definition, the earlier one it clashes
+/// with), as indices into `defs`, the later ones in source order.
+pub(crate) fn clashes(src: &[u8], defs: &[Def]) -> Vec<(usize, usize)> {
+    let mut order: Vec<usize> = (0..defs.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (da, db) = (&defs[a], &defs[b]);
+        (da.scope, da.stem(src).0, da.lo).cmp(&(db.scope, db.stem(src).0, db.lo))
+    });
+    let mut found = Vec::new();
+    for group in order.chunk_by(|&a, &b| {
+        defs[a].scope == defs[b].scope && defs[a].stem(src).0 == defs[b].stem(src).0
+    }) {
+        if group.len() < 2 {
+            continue;
+        }
+        // In source order within the group: each against the earlier ones.
+        for (i, &later) in group.iter().enumerate().skip(1) {
+            let l = &defs[later];
+            let earlier = group[..i].iter().copied().find(|&e| {
+                let d = &defs[e];
+                match (l.count, d.count) {
+                    (Some(_), Some(_)) => true,
+                    (None, None) => l.name(src) == d.name(src),
+                    (Some(n), None) => d.stem(src).1.is_some_and(|k| k < u64::from(n)),
+                    (None, Some(n)) => l.stem(src).1.is_some_and(|k| k < u64::from(n)),
+                }
+            });
+            if let Some(earlier) = earlier {
+                found.push((later, earlier));
+            }
+        }
+    }
+    found.sort_by_key(|&(later, _)| defs[later].lo);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The clashes among `names` (`name` or `name<N>`), each in block `scope`, as
+    /// (later, earlier) names.
+    fn clash_names(names: &[(u32, &str)]) -> Vec<(String, String)> {
+        let mut src = String::new();
+        let mut defs = Vec::new();
+        for &(scope, n) in names {
+            let (name, count) = match n.split_once('<') {
+                Some((name, count)) => (name, count.trim_end_matches('>').parse().ok()),
+                None => (n, None),
+            };
+            let lo = src.len() as u32;
+            src.push_str(name);
+            defs.push(Def {
+                scope,
+                lo,
+                hi: src.len() as u32,
+                count,
+            });
+            src.push(' ');
+        }
+        clashes(src.as_bytes(), &defs)
+            .into_iter()
+            .map(|(l, e)| (names[l].1.to_string(), names[e].1.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn names_clash_as_ptxas_finds_them() {
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        // The experiments of docs/linking.md.
+        assert_eq!(clash_names(&[(0, "L1"), (0, "L1")]), [s("L1", "L1")]);
+        assert_eq!(
+            clash_names(&[(0, "%r<3>"), (0, "%r<5>")]),
+            [s("%r<5>", "%r<3>")]
+        );
+        assert_eq!(
+            clash_names(&[(0, "%r<3>"), (0, "%r2")]),
+            [s("%r2", "%r<3>")]
+        );
+        assert_eq!(
+            clash_names(&[(0, "%r2"), (0, "%r<3>")]),
+            [s("%r<3>", "%r2")]
+        );
+        assert_eq!(
+            clash_names(&[(0, "%r<3>"), (0, "%r02")]),
+            [s("%r02", "%r<3>")]
+        );
+        assert_eq!(clash_names(&[(0, "x"), (0, "x")]), [s("x", "x")]);
+        for fine in [
+            &[(0, "%r<3>"), (0, "%r5")][..],
+            &[(0, "%r5"), (0, "%r<3>")],
+            &[(0, "%rd<3>"), (0, "%r<3>")],
+            &[(0, "%r<3>"), (1, "%r<3>")],
+            &[(0, "L1"), (1, "L1")],
+            &[(0, "%r22"), (0, "%r23"), (0, "%r2"), (0, "%r")],
+        ] {
+            assert_eq!(clash_names(fine), [], "{fine:?}");
+        }
+    }
+}

@@ -13,7 +13,8 @@
 //!   but the end of a term; `[` or `{` followed by `,`, `;`, `)`, `]` or `}`;
 //! - **brackets**: `[` inside an address, `]` outside one, `;` inside one;
 //! - **modifiers**: `.reg` is none (`ld.reg.b32`), and a modifier never starts an
-//!   operand (`, .x`, `[.b32`); no `,` right after the opcode; no `:` but in `::`.
+//!   operand (`, .x`, `[.b32`); no `,` right after the opcode; no `:` but in `::`;
+//! - **numbers**: only a number follows `+` (`[%rd1+8]`, not `[%rd1+g]`).
 //!
 //! docs/linking.md ("Statements") has the ptxas experiments.
 
@@ -34,6 +35,8 @@ pub enum Slip {
     EmptyBeforeComma,
     /// A `:` that is not half of a `::` qualifier.
     StrayColon,
+    /// A name after `+`, where only a number may follow.
+    NotANumber,
     /// A `;`, `]` or `}` right after an operator, a `,` or an opening bracket.
     EmptyBeforeClose,
     /// `[` or `{` followed by `,` or a closing bracket, or `[`, `{` or `,` followed by
@@ -58,6 +61,7 @@ impl Slip {
                 format!("expected `,` or `;` before `{at}`: two operands without a comma, or a missing `;`")
             }
             Slip::EmptyAfterComma => format!("expected an operand after `,`, found `{at}`"),
+            Slip::NotANumber => format!("expected a number after `+`, found `{at}`"),
             Slip::EmptyBeforeComma => "expected an operand before `,`".to_string(),
             Slip::StrayColon => {
                 "unexpected `:` in an instruction: a label needs its own statement".to_string()
@@ -119,7 +123,6 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
     // starts with `-` or `!` and has a second slip is the price.)
     let mut juxtaposed = false;
     let mut brackets = 0u32;
-    let mut first_comma = None;
     // Still in the opcode's word: its modifiers, `::` qualifiers and what is glued
     // to them.
     let mut word = true;
@@ -149,6 +152,9 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
         }
         if (punct(a, b'[') || punct(a, b'{')) && empty_after_open(first(b)) {
             return Some((k, Slip::EmptyAfterOpen));
+        }
+        if punct(a, b'+') && (b.kind == TokenKind::Ident || b.kind == TokenKind::String) {
+            return Some((k, Slip::NotANumber));
         }
         if b.kind == TokenKind::Directive && (punct(a, b'[') || punct(a, b'{') || punct(a, b',')) {
             return Some((k, Slip::EmptyAfterOpen));
@@ -180,17 +186,15 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
         } else if punct(b, b';') && brackets > 0 {
             return Some((k, Slip::UnclosedBracket));
         }
-        if punct(b, b',') && first_comma.is_none() {
-            first_comma = Some(k);
+        // A comma before the first juxtaposition: the first operand is missing
+        // (`mov.u32 , %r1`, `f, (param0)`), or starts with `-` or `!`, which no
+        // instruction's first operand does (the compact lexer's masks tell these
+        // apart only by this order).
+        if punct(b, b',') && !juxtaposed {
+            return Some((k, Slip::EmptyBeforeComma));
         }
     }
-    // Commas but no juxtaposition: the first operand is missing (`mov.u32 , %r1`,
-    // `f, (param0)`), or starts with `-` or `!` and has no second one: the compact
-    // lexer's masks tell these apart only by counting.
-    match first_comma {
-        Some(k) if !juxtaposed => Some((k, Slip::EmptyBeforeComma)),
-        _ => None,
-    }
+    None
 }
 
 #[cfg(test)]
@@ -260,6 +264,9 @@ mod tests {
             ("ld.reg.b32 %r1, [%rd1];", ".reg", RegModifier),
             ("mov.u32 , %r1;", ",", EmptyBeforeComma),
             ("f, (param0);", ",", EmptyBeforeComma),
+            ("f, call.uni (r), (p);", ",", EmptyBeforeComma),
+            ("ld.f32 %f7, [+retval00];", "retval00", NotANumber),
+            ("ld.u32 %r1, [%rd1+%r2];", "%r2", NotANumber),
             ("bra $L2:;", ":", StrayColon),
             ("mov.u32 %r1, .x;", ".x", EmptyAfterOpen),
             ("st.param[ .b32p+0], %r2;", ".b32p", EmptyAfterOpen),

@@ -139,6 +139,10 @@ impl Lexer<'_> {
             if class & DIGIT != 0 {
                 p = simple_literal_end(src, p)?;
             } else if starts_identifier(b) {
+                // (A name after `+` is a grammar mark.)
+                if self.events.breaks_grammar(p) {
+                    return None;
+                }
                 let name = p;
                 p = name_end_cached(src, p + 1, &mut self.events);
                 if may.may_be_symbol(&src[name..p]) {
@@ -310,6 +314,10 @@ impl Lexer<'_> {
             }
             Step::Next
         } else if starts_identifier(b) {
+            // A name after `+` (a grammar mark).
+            if self.events.breaks_grammar(p) {
+                return Some(Step::End(Outcome::Full));
+            }
             let lo = p;
             p += 1;
             while follows(p) {
@@ -478,6 +486,7 @@ mod tests {
             "mov.u32, %r1;",
             "ld.reg.b32 %r1, [p];",
             "mov.u32 %r1, .x;",
+            "ld.u32 %r1, [%rd1+g];",
         ] {
             assert!(has_slip(stmt), "{stmt}");
             assert_eq!(compacted(stmt), [false, false], "{stmt}");

@@ -134,13 +134,13 @@ struct Classes<T> {
     dot: T,
     digit: T,
     space: T,
-    /// The grammar's bytes: `[`, `]`, `[` or `{`, `]` or `}`, `,`, `;`, and the
-    /// letters of `.reg`.
+    /// The grammar's bytes: `[`, `]`, `[` or `{`, `]` or `}`, `,`, `;`, the
+    /// letters of `.reg`, and `+`.
     grammar: [T; GRAMMAR],
 }
 
 /// How many masks [`Classes::grammar`] has.
-const GRAMMAR: usize = 9;
+const GRAMMAR: usize = 10;
 
 /// The grammar's masks of the bytes `v` (one vector), from `eq(b)`, the bytes equal
 /// to `b`, `or` and `mask` (the bits of a vector's bytes).
@@ -162,6 +162,7 @@ fn grammar_masks<V: Copy>(
         mask(eq(b'r')),
         mask(eq(b'e')),
         mask(eq(b'g')),
+        mask(eq(b'+')),
     ]
 }
 
@@ -302,8 +303,8 @@ fn find(
 
 /// What an operand loop has passed of an instruction: juxtapositions (a term
 /// starting right after another, whitespace aside), of which a well-formed one has
-/// one at most, its first operand, and commas, which a well-formed one has only
-/// after that first operand. Only "none", "one" and "more" matter, which needs no
+/// one at most, its first operand, and whether a comma came before that first
+/// operand, which a well-formed one never has. Only "none", "one" and "more" matter, which needs no
 /// bit count.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Juxtaposed {
@@ -316,16 +317,19 @@ impl Juxtaposed {
     /// Adds the juxtapositions of `marks` (one bit each) and the commas of `commas`.
     #[inline(always)]
     fn add(&mut self, marks: u64, commas: u64) {
+        // A comma before the first juxtaposition (bits count from the scan's start).
+        if !self.one && commas != 0 {
+            self.comma |= commas.trailing_zeros() < marks.trailing_zeros();
+        }
         self.more |= marks & marks.wrapping_sub(1) != 0 || (self.one && marks != 0);
         self.one |= marks != 0;
-        self.comma |= commas != 0;
     }
 
-    /// More juxtapositions than the first operand's, or commas without a first
-    /// operand (`mov.u32 , %r1`, `f, (param0)`).
+    /// More juxtapositions than the first operand's, or a comma before it
+    /// (`mov.u32 , %r1`, `f, (param0)`, `f, call.uni (r), ...`).
     #[inline(always)]
     pub(super) fn slip(self) -> bool {
-        self.more || (self.comma && !self.one)
+        self.more || self.comma
     }
 }
 
@@ -428,7 +432,7 @@ impl Classes<u64> {
     /// byte `pos - 1 + k`), with what the bytes before say of its first bytes.
     #[inline(always)]
     fn window(&self, pos: usize, carries: Carries) -> Events {
-        let [lbr, rbr, open, close, comma, semi, r, e, g] = self.grammar;
+        let [lbr, rbr, open, close, comma, semi, r, e, g, plus] = self.grammar;
         let space = self.space;
         // The first significant bit after each bit of `a`; `carry` continues one
         // from before the window through its leading whitespace.
@@ -457,7 +461,11 @@ impl Classes<u64> {
             inside = !inside;
         }
         let brackets = (lbr & !inside) | ((rbr | semi) & inside);
-        let gram = after_comma | after_open | before_close | brackets | reg;
+        // Only a number follows `+` (`[%rd1+8]`, `g+4`; ptxas: "Parsing error near
+        // 'g'" for `[%rd1+g]`).
+        let after_plus =
+            next_significant(plus, carries.plus) & ((self.name & !self.digit) | self.pct);
+        let gram = after_comma | after_open | before_close | brackets | reg | after_plus;
         Events {
             base: pos,
             mask: ((self.events() | gram) >> 1) & DECIDED,
@@ -479,6 +487,7 @@ struct Carries {
     term: bool,
     comma: bool,
     open: bool,
+    plus: bool,
     other: bool,
     inside: bool,
 }
@@ -500,6 +509,7 @@ impl Carries {
                 carries.term = is_name(b) || matches!(b, b']' | b'}');
                 carries.comma = b == b',';
                 carries.open = matches!(b, b'[' | b'{');
+                carries.plus = b == b'+';
                 carries.other = !carries.term;
             }
         }
@@ -637,17 +647,18 @@ mod tests {
         // The previous significant byte in the window, else the carries' view of the
         // one before it (only through whitespace from the window's first byte).
         let q = (first..i).rev().find(|&k| !is_space(src[k]));
-        let (term, comma, open, other) = match q {
+        let (term, comma, open, plus, other) = match q {
             Some(q) => {
                 let p = src[q];
                 (
                     ends_term(p),
                     p == b',',
                     matches!(p, b'[' | b'{'),
+                    p == b'+',
                     !ends_term(p),
                 )
             }
-            None => (c.term, c.comma, c.open, c.other),
+            None => (c.term, c.comma, c.open, c.plus, c.other),
         };
         let same_token = q == Some(i - 1) && is_name(src[i - 1]) && is_name(b);
         let juxtaposed = term && (is_name(b) || matches!(b, b'%' | b'[' | b'{')) && !same_token;
@@ -660,7 +671,8 @@ mod tests {
         let reg = b == b'.'
             && (1..4).all(|d| at(i + d) == Some(b"reg"[d - 1]))
             && at(i + 4).is_none_or(|n| !is_name(n));
-        let gram = comma && (b == b',' || modifier)
+        let gram = plus && (is_name(b) && !b.is_ascii_digit() || b == b'%')
+            || comma && (b == b',' || modifier)
             || open && (matches!(b, b',' | b';' | b']' | b'}') || modifier)
             || reg
             || other && matches!(b, b']' | b'}' | b';')
@@ -711,8 +723,11 @@ mod tests {
                                 assert_eq!(found, Some(i), "{src:?} from {pos}");
                                 let want = (pos..=i).filter(|&k| marks(&src, pos - 1, c, k).0);
                                 let n = want.count();
-                                let commas = src[pos..=i].contains(&b',');
-                                let slip = n > 1 || (commas && n == 0);
+                                let first_mark = (pos..=i).find(|&k| marks(&src, pos - 1, c, k).0);
+                                let first_comma = (pos..=i).find(|&k| src[k] == b',');
+                                let slip = n > 1
+                                    || first_comma
+                                        .is_some_and(|f| first_mark.is_none_or(|m| f < m));
                                 assert_eq!(counted.slip(), slip, "{src:?} from {pos}");
                             }
                         }

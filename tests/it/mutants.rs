@@ -882,6 +882,9 @@ struct Result {
     ptxld_first: String,
     /// Whole-program ptxas on ptxld's output, when ptxld succeeded.
     ptxas_whole: Option<String>,
+    /// For a false accept: the first error `ptxld --verify` reports at an input's
+    /// `file:line:col` (it must exit 1 and write no output), or `None`.
+    verified: Option<String>,
     outcome: Outcome,
     /// How long the mutant took (ptxas twice and ptxld), in seconds.
     seconds: f64,
@@ -907,8 +910,13 @@ impl Result {
     }
 
     fn describe(&self) -> String {
+        let verified = match (&self.outcome, &self.verified) {
+            (Outcome::FalseAccept, Some(v)) => format!("    --verify: {v}\n"),
+            (Outcome::FalseAccept, None) => "    --verify: NOT LOCATED\n".to_string(),
+            _ => String::new(),
+        };
         format!(
-            "#{} {} {}:{} {}: {}\n    ptxas: {}\n    ptxld (exit {}): {}\n",
+            "#{} {} {}:{} {}: {}\n    ptxas: {}\n    ptxld (exit {}): {}\n{verified}",
             self.index,
             self.set,
             self.file,
@@ -1026,6 +1034,10 @@ fn run_mutant(
         Some(1) => Outcome::LinkReject,
         _ => Outcome::Crash,
     };
+    // A false accept: `--verify` must refuse it, at an input's location.
+    let verified = (outcome == Outcome::FalseAccept)
+        .then(|| verify_location(ptxas, dir, set, &inputs))
+        .flatten();
     if verbose {
         eprintln!(
             "mutant {index}: set {} ({}), module {} line {}, {}: {}\n\
@@ -1072,9 +1084,42 @@ fn run_mutant(
         ptxld_code: code,
         ptxld_first,
         ptxas_whole,
+        verified,
         outcome,
         seconds: start.elapsed().as_secs_f64(),
     }
+}
+
+/// Links `inputs` with `--verify` (ptxas at `ptxas`): the first `ptxas` error it
+/// reports at one of the inputs' `file:line:col`, if it exits 1 without writing its
+/// output.
+fn verify_location(ptxas: &Path, dir: &Path, set: &Set, inputs: &[PathBuf]) -> Option<String> {
+    let o = ptxld()
+        .arg("-j1")
+        .arg("--verify")
+        .args(&set.args)
+        .args(["-o", "verified.ptx"])
+        .args(inputs)
+        .env("PTXAS", Some(ptxas.as_os_str()))
+        .current_dir(dir)
+        .run();
+    if o.status.code() != Some(1) || dir.join("verified.ptx").exists() {
+        return None;
+    }
+    let err = stderr(&o);
+    err.lines()
+        .find(|l| {
+            let Some(rest) = l.strip_prefix("ptxld: error: ") else {
+                return false;
+            };
+            let at_input = inputs.iter().any(|p| {
+                rest.strip_prefix(&*p.to_string_lossy())
+                    .and_then(|r| r.strip_prefix(':'))
+                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            at_input && l.contains(": ptxas: ")
+        })
+        .map(|l| l.trim().to_string())
 }
 
 // ---------------------------------------------------------------------------------
@@ -1198,6 +1243,17 @@ fn report(results: &[Result], seconds: f64, sets: &[Set], targets: &[Target]) ->
         out,
         "(whole-program ptxas crashed or hung on {crashed} of ptxld's outputs: those false \
          accepts are classed by ptxas -c's message)"
+    );
+
+    let false_accepts = results.iter().filter(|r| r.outcome == Outcome::FalseAccept);
+    let located = false_accepts
+        .clone()
+        .filter(|r| r.verified.is_some())
+        .count();
+    let _ = writeln!(
+        out,
+        "--verify refuses {located} of the {} false accepts at an input's file:line:col",
+        false_accepts.count()
     );
 
     // The distinct messages of the false accepts, by class.
@@ -1330,19 +1386,34 @@ fn mutation_differential() {
                 && r.class().is_some_and(|c| MUST_BE_ZERO.contains(&c))
         })
         .collect();
+    // Where whole-program ptxas gives a message (it crashes on some outputs, which
+    // is no input's fault), `--verify` reports it at an input's location.
+    let unlocated: Vec<&Result> = results
+        .iter()
+        .filter(|r| {
+            r.outcome == Outcome::FalseAccept
+                && r.verified.is_none()
+                && !r
+                    .ptxas_whole
+                    .as_deref()
+                    .is_some_and(|w| w.starts_with("(ptxas"))
+        })
+        .collect();
     let mut failures = String::new();
     for r in results
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Crash | Outcome::FalseReject))
         .chain(must.iter().copied())
+        .chain(unlocated.iter().copied())
         .take(10)
     {
         failures.push_str(&r.describe());
     }
     assert!(
-        crashes == 0 && false_rejects == 0 && must.is_empty(),
+        crashes == 0 && false_rejects == 0 && must.is_empty() && unlocated.is_empty(),
         "of {} mutants: {crashes} crash(es), {false_rejects} false reject(s), {} false accept(s) \
-         in the classes that must have none ({}); the table is above and in {}; the first of them:\n{failures}",
+         in the classes that must have none ({}), {} false accept(s) --verify does not locate; \
+         the table is above and in {}; the first of them:\n{failures}",
         results.len(),
         must.len(),
         MUST_BE_ZERO
@@ -1350,6 +1421,7 @@ fn mutation_differential() {
             .map(|c| c.name())
             .collect::<Vec<_>>()
             .join(", "),
+        unlocated.len(),
         file.display()
     );
 }

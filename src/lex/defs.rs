@@ -45,37 +45,61 @@ impl Def {
 /// Every clash among `defs`: (the later definition, the earlier one it clashes
 /// with), as indices into `defs`, the later ones in source order.
 pub(crate) fn clashes(src: &[u8], defs: &[Def]) -> Vec<(usize, usize)> {
-    let mut order: Vec<usize> = (0..defs.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (da, db) = (&defs[a], &defs[b]);
-        (da.scope, da.stem(src).0, da.lo).cmp(&(db.scope, db.stem(src).0, db.lo))
-    });
+    // Each definition's block and stem, computed once, sorted so that a block's
+    // definitions of one stem are together, in source order.
+    let mut keyed: Vec<(u32, &[u8], u32, usize)> = defs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.scope, d.stem(src).0, d.lo, i))
+        .collect();
+    keyed.sort_unstable();
     let mut found = Vec::new();
-    for group in order.chunk_by(|&a, &b| {
-        defs[a].scope == defs[b].scope && defs[a].stem(src).0 == defs[b].stem(src).0
-    }) {
-        if group.len() < 2 {
-            continue;
+    for group in keyed.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        if group.len() > 1 {
+            group_clashes(src, defs, group.iter().map(|k| k.3), &mut found);
         }
-        // In source order within the group: each against the earlier ones.
-        for (i, &later) in group.iter().enumerate().skip(1) {
-            let l = &defs[later];
-            let earlier = group[..i].iter().copied().find(|&e| {
-                let d = &defs[e];
-                match (l.count, d.count) {
-                    (Some(_), Some(_)) => true,
-                    (None, None) => l.name(src) == d.name(src),
-                    (Some(n), None) => d.stem(src).1.is_some_and(|k| k < u64::from(n)),
-                    (None, Some(n)) => l.stem(src).1.is_some_and(|k| k < u64::from(n)),
-                }
-            });
-            if let Some(earlier) = earlier {
+    }
+    found.sort_unstable_by_key(|&(later, _)| defs[later].lo);
+    found
+}
+
+/// The clashes among definitions of one stem in one block, `group` in source order.
+fn group_clashes(
+    src: &[u8],
+    defs: &[Def],
+    group: impl Iterator<Item = usize>,
+    found: &mut Vec<(usize, usize)>,
+) {
+    let (ranges, mut plain): (Vec<usize>, Vec<usize>) =
+        group.partition(|&i| defs[i].count.is_some());
+    // A second range of the stem.
+    if let [first, rest @ ..] = ranges.as_slice() {
+        found.extend(rest.iter().map(|&r| (r, *first)));
+        // Registers the (first) range holds.
+        let count = u64::from(defs[*first].count.unwrap_or(0));
+        for &p in &plain {
+            if defs[p].stem(src).1.is_some_and(|k| k < count) {
+                let (a, b) = (p.max(*first), p.min(*first));
+                let (later, earlier) = if defs[a].lo > defs[b].lo {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
                 found.push((later, earlier));
             }
         }
     }
-    found.sort_by_key(|&(later, _)| defs[later].lo);
-    found
+    // The same name twice (labels of one stem, `$L__BB0_1` and `$L__BB0_2`, are
+    // many: by name, not pairwise).
+    plain.sort_by(|&a, &b| {
+        defs[a]
+            .name(src)
+            .cmp(defs[b].name(src))
+            .then(defs[a].lo.cmp(&defs[b].lo))
+    });
+    for same in plain.chunk_by(|&a, &b| defs[a].name(src) == defs[b].name(src)) {
+        found.extend(same[1..].iter().map(|&l| (l, same[0])));
+    }
 }
 
 #[cfg(test)]

@@ -433,6 +433,48 @@ mod tests {
         }
     }
 
+    /// A debug section naming a label that nothing defines is a warning (once for the
+    /// name): ptxas 12.9 assembles it (`-c` and whole-program), the name an undefined
+    /// local symbol. The name becomes a body name declared at its first use, so that a
+    /// link renames it.
+    #[test]
+    fn debug_labels_without_definition_are_warnings() {
+        let src = b".version 8.5\n.target sm_80, debug\n.address_size 64\n\
+            .visible .entry k() { L1: ret; }\n\
+            .section .debug_info { .b64 L1\n.b64 Lgone\n.b64 Lgone }\n";
+        let parsed = parse_module(FileId(0), src);
+        let found: Vec<_> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.severity))
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                crate::diag::Code::UndefinedLabel,
+                crate::diag::Severity::Warning
+            )],
+            "one warning for the name"
+        );
+        let m = &parsed.module;
+        let gone: Vec<_> = m
+            .symbols
+            .iter()
+            .filter(|s| &src[s.name.range()] == b"Lgone")
+            .collect();
+        assert_eq!(gone.len(), 1, "one symbol for both uses");
+        assert_eq!(gone[0].kind, crate::ir::SymbolKind::BodyName);
+        let uses = m
+            .references
+            .iter()
+            .filter(|r| &src[r.span.range()] == b"Lgone")
+            .count();
+        assert_eq!(
+            uses, 1,
+            "the first use is the declaration, the second a reference"
+        );
+    }
+
     #[test]
     fn signature_lists_written_or_not() {
         let src = b".func (.param .b32 r) f (.param .b64 a, .param .b64 b);";

@@ -414,15 +414,40 @@ fn debug_section_refs<'s>(
                 }
                 id
             } else {
-                errors.push(Diagnostic::error(
-                    Code::UndefinedLabel,
-                    file,
-                    span,
-                    format!(
-                        "debug section refers to undefined label `{}`",
-                        String::from_utf8_lossy(text)
-                    ),
-                ));
+                // ptxas assembles such a module, with `-c` and whole-program alike,
+                // leaving the name an undefined local symbol of the cubin (measured
+                // with 12.9: a `.loc` label deleted from an LLVM body). The name
+                // becomes a body name declared here, at its first use, so that it is
+                // renamed apart like the others and never binds to another module's
+                // label of that name.
+                errors.push(
+                    Diagnostic::warning(
+                        Code::UndefinedLabel,
+                        file,
+                        span,
+                        format!(
+                            "debug section refers to undefined label `{}`",
+                            String::from_utf8_lossy(text)
+                        ),
+                    )
+                    .with_help("ptxas assembles it, leaving the address undefined"),
+                );
+                let id = SymbolId(symbols.len() as u32);
+                symbols.push(Symbol {
+                    name: span,
+                    kind: SymbolKind::BodyName,
+                    linkage: Linkage::Local,
+                    space: None,
+                    decls: Decls::new(Decl {
+                        item: ItemId(i as u32),
+                        name: span,
+                        declarator: 0,
+                        is_definition: true,
+                    }),
+                    aliasee: None,
+                });
+                body_name_symbols.insert(text, id);
+                // The declaration is this use: its span is renamed with it.
                 continue;
             };
             refs.push(Reference {

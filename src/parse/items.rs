@@ -493,20 +493,18 @@ fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
     let spec = type_spec(c, None)?;
     if matches!(
         spec.space,
-        StateSpace::Reg | StateSpace::Sreg | StateSpace::Param | StateSpace::Local
+        StateSpace::Reg | StateSpace::Sreg | StateSpace::Param
     ) {
-        // `.local` at module scope is legal but deprecated; `.reg`/`.param` are not.
-        if spec.space != StateSpace::Local {
-            let span = c.here();
-            return Err(c.error(
-                span,
-                format!(
-                    "`{}` variables are not allowed at module scope",
-                    spec.space.as_str()
-                ),
-            ));
-        }
+        let span = c.here();
+        return Err(c.error(
+            span,
+            format!(
+                "`{}` variables are not allowed at module scope",
+                spec.space.as_str()
+            ),
+        ));
     }
+    module_space_refused(c, &spec);
     // Room for one: a variable item almost always declares a single name, and the
     // first push of an empty vector makes room for four (80-byte declarators that a
     // link of thousands of modules would hold, unused, until it ends).
@@ -526,6 +524,32 @@ fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
         spec,
         declarators,
     }))
+}
+
+/// The state spaces ptxas refuses for module-scope variables although PTX once had
+/// them there (docs/linking.md, "Declarations checked in each module"): `.local`
+/// ("Module-scoped variables in .local state space are not allowed with ABI"; every
+/// `.version` and target ptxas 12.9 assembles has the ABI) and `.tex` ("Deprecated
+/// feature: '.tex' not supported as of PTX version 1.5", which every target ptxas
+/// 12.9 assembles needs). Reported without stopping the parse.
+fn module_space_refused(c: &mut Cursor, spec: &crate::ir::TypeSpec) {
+    let help = match spec.space {
+        StateSpace::Local => "declare it inside the function that uses it, or in `.global`",
+        StateSpace::Tex => "declare a texture reference `.global .texref`",
+        _ => return,
+    };
+    c.errors.push(
+        Diagnostic::error(
+            Code::Declaration,
+            c.file,
+            spec.space_span,
+            format!(
+                "`{}` variables are not allowed at module scope",
+                spec.space.as_str()
+            ),
+        )
+        .with_help(help),
+    );
 }
 
 thread_local! {

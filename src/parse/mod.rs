@@ -433,6 +433,37 @@ mod tests {
         }
     }
 
+    /// Module-scope `.local` ("Module-scoped variables in .local state space are not
+    /// allowed with ABI", for every `.version` from 3.0 and target from sm_50 that
+    /// ptxas 12.9 assembles) and `.tex` ("Deprecated feature: '.tex' not supported as
+    /// of PTX version 1.5") variables are refused; `.local` in a body is not.
+    #[test]
+    fn module_scope_local_and_tex_variables_are_refused() {
+        let head = ".version 8.5\n.target sm_80\n.address_size 64\n";
+        let codes = |body: &str| -> Vec<crate::diag::Code> {
+            let src = format!("{head}{body}");
+            parse_module(FileId(0), src.as_bytes())
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect()
+        };
+        for body in [
+            ".local .u32 x;",
+            ".visible .local .u32 x;",
+            ".extern .local .u32 x;",
+            ".tex .u32 t;",
+        ] {
+            assert_eq!(codes(body), [crate::diag::Code::Declaration], "{body}");
+        }
+        for body in [
+            ".global .texref t;",
+            ".visible .entry k() { .local .u32 x; ret; }",
+        ] {
+            assert_eq!(codes(body), [], "{body}");
+        }
+    }
+
     /// A debug section naming a label that nothing defines is a warning (once for the
     /// name): ptxas 12.9 assembles it (`-c` and whole-program), the name an undefined
     /// local symbol. The name becomes a body name declared at its first use, so that a

@@ -110,8 +110,15 @@ codes! {
     /// A symbol is defined twice in one module.
     Redefinition = "redefinition",
     /// A function is declared `.extern` in a module that also declares or defines it
-    /// without `.extern`.
+    /// without `.extern`, or is defined `.extern`; or a variable declared `.extern`
+    /// is defined without a linkage directive.
     ExternConflict = "extern-conflict",
+    /// A function or kernel is declared with one linkage (`.visible`, `.weak`, none)
+    /// and declared or defined again with another.
+    LinkageConflict = "linkage-conflict",
+    /// A linkage directive where ptxas refuses it: `.common` on a function, a kernel
+    /// or a variable outside `.global`.
+    Linkage = "linkage",
     /// A name is declared as different kinds of symbol (function, kernel, variable).
     KindMismatch = "kind-mismatch",
     /// An initializer or `.alias` names a symbol the module does not declare.

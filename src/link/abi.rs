@@ -7,11 +7,13 @@
 //! * `.f16` is never a parameter or return value (§2.3, C);
 //! * aggregates are `.align N .b8 name[size]`, N in 1, 2, 4, ..., 128 (§2.3, D);
 //! * `.ptr` kernel parameters are `.u64`/`.u32` as `.address_size` says;
-//! * the system calls have the guide's prototypes for the module's address size (§3);
-//! * module-scope `.local` variables (legacy PTX that disables the ABI) are flagged.
+//! * the system calls have the guide's prototypes for the module's address size (§3).
+//!
+//! Module-scope `.local` variables, legacy PTX without the ABI, are refused by the
+//! parser: ptxas 12.9 refuses them for every target it assembles.
 
 use crate::diag::{Code, Diagnostic};
-use crate::ir::{FuncKind, ItemKind, Module, Param, StateSpace, TypeClass};
+use crate::ir::{FuncKind, ItemKind, Module, Param, TypeClass};
 use std::sync::OnceLock;
 
 use crate::source::{FileId, Span};
@@ -140,57 +142,48 @@ pub(crate) fn findings<'s>(m: &Module, src: &dyn Fn() -> &'s [u8]) -> Vec<Diagno
         }
     }
     for (ii, item) in m.items.iter().enumerate() {
-        match &item.kind {
-            ItemKind::Variable(v) if v.spec.space == StateSpace::Local => {
-                out.push(warn(
-                    m.file,
-                    v.spec.space_span,
-                    "module-scope .local variable: legacy PTX that disables the ABI".into(),
-                ));
+        let ItemKind::Function(f) = &item.kind else {
+            continue;
+        };
+        let name = || String::from_utf8_lossy(&src()[f.name.range()]).into_owned();
+        let sig = &f.signature;
+        if f.kind == FuncKind::Func {
+            for (i, p) in sig.returns().into_iter().flatten().enumerate() {
+                let which = || format!("return value {}", i + 1);
+                check_param(m, &name, &which, p, &mut out);
             }
-            ItemKind::Function(f) => {
-                let name = || String::from_utf8_lossy(&src()[f.name.range()]).into_owned();
-                let sig = &f.signature;
-                if f.kind == FuncKind::Func {
-                    for (i, p) in sig.returns().into_iter().flatten().enumerate() {
-                        let which = || format!("return value {}", i + 1);
-                        check_param(m, &name, &which, p, &mut out);
-                    }
-                    for (i, p) in sig.params().into_iter().flatten().enumerate() {
-                        let which = || format!("parameter {}", i + 1);
-                        check_param(m, &name, &which, p, &mut out);
-                    }
-                    if let Some(canon) = sys_items.get(&ii) {
-                        if let Some(why) = signature_mismatch(canon, sig) {
-                            let name = name();
-                            out.push(warn(
-                                m.file,
-                                f.name,
-                                format!(
-                                    "system call {name} does not have the guide's prototype \
-                                     for {bits}-bit addresses: {why}"
-                                ),
-                            ));
-                        }
-                    }
-                } else {
-                    for p in sig.params().into_iter().flatten() {
-                        let want = if bits == 64 { 64 } else { 32 };
-                        if p.spec.ptr.is_some() && p.spec.ty.bits != want {
-                            out.push(warn(
-                                m.file,
-                                p.span,
-                                format!(
-                                    "pointer parameter of kernel {} is not .u{want} \
-                                     (.address_size {bits})",
-                                    name()
-                                ),
-                            ));
-                        }
-                    }
+            for (i, p) in sig.params().into_iter().flatten().enumerate() {
+                let which = || format!("parameter {}", i + 1);
+                check_param(m, &name, &which, p, &mut out);
+            }
+            if let Some(canon) = sys_items.get(&ii) {
+                if let Some(why) = signature_mismatch(canon, sig) {
+                    let name = name();
+                    out.push(warn(
+                        m.file,
+                        f.name,
+                        format!(
+                            "system call {name} does not have the guide's prototype \
+                             for {bits}-bit addresses: {why}"
+                        ),
+                    ));
                 }
             }
-            _ => {}
+        } else {
+            for p in sig.params().into_iter().flatten() {
+                let want = if bits == 64 { 64 } else { 32 };
+                if p.spec.ptr.is_some() && p.spec.ty.bits != want {
+                    out.push(warn(
+                        m.file,
+                        p.span,
+                        format!(
+                            "pointer parameter of kernel {} is not .u{want} \
+                             (.address_size {bits})",
+                            name()
+                        ),
+                    ));
+                }
+            }
         }
     }
     out

@@ -465,15 +465,24 @@ fn declaration(c: &mut Cursor) -> PResult<ItemKind> {
         return Err(c.expected("a declaration after the linkage directive"));
     };
     if t.kind == TokenKind::Directive {
-        match c.text(t) {
-            b".func" => return function(c, linkage, FuncKind::Func),
-            b".entry" => return function(c, linkage, FuncKind::Entry),
-            _ => {}
+        let kind = match c.text(t) {
+            b".func" => Some(FuncKind::Func),
+            b".entry" => Some(FuncKind::Entry),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            if linkage == Linkage::Common {
+                // ptxas: "Parsing error near '.func'". Reported without stopping, so
+                // that the function is still declared for the module's calls.
+                let what = format!("a `{}`", String::from_utf8_lossy(c.text(t)));
+                common_refused(c, first.span(), what);
+            }
+            return function(c, linkage, kind);
         }
         let text = c.text(t);
         let is_var_start = StateSpace::from_directive(text).is_some() || text == b".attribute";
         if is_var_start {
-            return variable(c, linkage);
+            return variable(c, linkage, first.span());
         }
     }
     let msg = if linkage == Linkage::Local {
@@ -489,23 +498,40 @@ fn declaration(c: &mut Cursor) -> PResult<ItemKind> {
     Err(c.error(span, msg))
 }
 
-fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
+/// `.common` before something other than a `.global` variable (docs/linking.md,
+/// "Declarations checked in each module"): `what` is what it stands before.
+fn common_refused(c: &mut Cursor, common: Span, what: String) {
+    c.errors.push(
+        Diagnostic::error(
+            Code::Linkage,
+            c.file,
+            common,
+            format!("`.common` declares only `.global` variables, not {what}"),
+        )
+        .with_help("use `.visible` or `.weak`, or declare a `.global` variable"),
+    );
+}
+
+/// A variable item; `first` is its first token (the linkage directive, if any).
+fn variable(c: &mut Cursor, linkage: Linkage, first: Span) -> PResult<ItemKind> {
     let spec = type_spec(c, None)?;
     if matches!(
         spec.space,
-        StateSpace::Reg | StateSpace::Sreg | StateSpace::Param | StateSpace::Local
+        StateSpace::Reg | StateSpace::Sreg | StateSpace::Param
     ) {
-        // `.local` at module scope is legal but deprecated; `.reg`/`.param` are not.
-        if spec.space != StateSpace::Local {
-            let span = c.here();
-            return Err(c.error(
-                span,
-                format!(
-                    "`{}` variables are not allowed at module scope",
-                    spec.space.as_str()
-                ),
-            ));
-        }
+        let span = c.here();
+        return Err(c.error(
+            span,
+            format!(
+                "`{}` variables are not allowed at module scope",
+                spec.space.as_str()
+            ),
+        ));
+    }
+    module_space_refused(c, &spec);
+    if linkage == Linkage::Common && spec.space != StateSpace::Global {
+        // ptxas: ".common variables must be declared in .global space".
+        common_refused(c, first, format!("`{}` ones", spec.space.as_str()));
     }
     // Room for one: a variable item almost always declares a single name, and the
     // first push of an empty vector makes room for four (80-byte declarators that a
@@ -526,6 +552,32 @@ fn variable(c: &mut Cursor, linkage: Linkage) -> PResult<ItemKind> {
         spec,
         declarators,
     }))
+}
+
+/// The state spaces ptxas refuses for module-scope variables although PTX once had
+/// them there (docs/linking.md, "Declarations checked in each module"): `.local`
+/// ("Module-scoped variables in .local state space are not allowed with ABI"; every
+/// `.version` and target ptxas 12.9 assembles has the ABI) and `.tex` ("Deprecated
+/// feature: '.tex' not supported as of PTX version 1.5", which every target ptxas
+/// 12.9 assembles needs). Reported without stopping the parse.
+fn module_space_refused(c: &mut Cursor, spec: &crate::ir::TypeSpec) {
+    let help = match spec.space {
+        StateSpace::Local => "declare it inside the function that uses it, or in `.global`",
+        StateSpace::Tex => "declare a texture reference `.global .texref`",
+        _ => return,
+    };
+    c.errors.push(
+        Diagnostic::error(
+            Code::Declaration,
+            c.file,
+            spec.space_span,
+            format!(
+                "`{}` variables are not allowed at module scope",
+                spec.space.as_str()
+            ),
+        )
+        .with_help(help),
+    );
 }
 
 thread_local! {
@@ -654,6 +706,22 @@ fn function(c: &mut Cursor, linkage: Linkage, kind: FuncKind) -> PResult<ItemKin
         None
     };
     check_parameters(c, kind, &signature, body.is_some());
+    if linkage == Linkage::Extern && body.is_some() {
+        // ptxas: "Function definition conflicts with '.extern' declaration".
+        let shown = String::from_utf8_lossy(&c.src[name.range()]).into_owned();
+        c.errors.push(
+            Diagnostic::error(
+                Code::ExternConflict,
+                c.file,
+                name,
+                format!("`{shown}` is declared `.extern` but defined here with a body"),
+            )
+            .with_help(
+                "`.extern` declares a function another module defines: define it `.visible` \
+                 or `.weak` instead",
+            ),
+        );
+    }
     let noreturn = directives
         .iter()
         .any(|d| c.src[d.name.range()] == *b".noreturn");

@@ -433,6 +433,169 @@ mod tests {
         }
     }
 
+    /// ptxas 12.9 on the linkage directives of one module's declarations
+    /// (docs/linking.md, "Declarations checked in each module"), measured with
+    /// `ptxas -c` on each pair below.
+    #[test]
+    fn linkage_directives_follow_ptxas() {
+        use crate::diag::Code::{ExternConflict, Linkage, LinkageConflict};
+        let head = ".version 8.5\n.target sm_80\n.address_size 64\n";
+        let codes = |body: &str| -> Vec<crate::diag::Code> {
+            let src = format!("{head}{body}");
+            parse_module(FileId(0), src.as_bytes())
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect()
+        };
+        // `.common` is for `.global` variables alone ("Parsing error near '.func'",
+        // ".common variables must be declared in .global space").
+        for body in [
+            ".common .func f();",
+            ".common .func f() { ret; }",
+            ".common .entry k() { ret; }",
+            ".common .shared .u32 x;",
+            ".common .const .u32 x = 1;",
+        ] {
+            assert_eq!(codes(body), [Linkage], "{body}");
+        }
+        // A body under `.extern` ("Function definition conflicts with '.extern'
+        // declaration"), also after an `.extern` declaration.
+        for body in [
+            ".extern .func f() { ret; }",
+            ".extern .entry k(.param .u32 a) { ret; }",
+            ".extern .func f();\n.extern .func f() { ret; }",
+        ] {
+            assert_eq!(codes(body), [ExternConflict], "{body}");
+        }
+        // Two declarations of a function or kernel: the same linkage, or none after
+        // the first; otherwise "Inconsistent redefinition of variable".
+        for kind in [".func f()", ".entry k()"] {
+            for (first, then, want) in [
+                ("", "", None),
+                (".visible", "", None),
+                (".weak", "", None),
+                (".visible", ".visible", None),
+                (".weak", ".weak", None),
+                ("", ".visible", Some(LinkageConflict)),
+                ("", ".weak", Some(LinkageConflict)),
+                (".visible", ".weak", Some(LinkageConflict)),
+                (".weak", ".visible", Some(LinkageConflict)),
+                ("", ".extern", Some(ExternConflict)),
+                (".extern", "", Some(ExternConflict)),
+                (".extern", ".weak", Some(ExternConflict)),
+            ] {
+                let body = format!("{first} {kind};\n{then} {kind} {{ ret; }}");
+                assert_eq!(codes(&body), Vec::from_iter(want), "{body}");
+            }
+        }
+        // A variable declared `.extern` and then defined without a directive ("'.extern'
+        // variable 'x' cannot be resolved by a '.static'"); the other order is fine.
+        assert_eq!(
+            codes(".extern .global .u32 x;\n.global .u32 x;"),
+            [ExternConflict]
+        );
+        for body in [
+            ".global .u32 x;\n.extern .global .u32 x;",
+            ".extern .shared .u32 x;\n.visible .shared .u32 x;",
+            ".extern .global .u32 x;\n.weak .global .u32 x;",
+            ".common .global .u32 x;",
+            ".extern .entry k(.param .u32 a);",
+        ] {
+            assert_eq!(codes(body), [], "{body}");
+        }
+    }
+
+    /// A function defined without a directive after a `.visible` or `.weak`
+    /// declaration is bound as that declaration says (ptxas 12.9: the cubin's symbol
+    /// is GLOBAL, resp. WEAK).
+    #[test]
+    fn a_definition_without_linkage_takes_the_declarations() {
+        let src = b".version 8.5\n.target sm_80\n.address_size 64\n\
+            .visible .func f();\n.func f() { ret; }\n.weak .func g();\n.func g() { ret; }";
+        let parsed = parse_module(FileId(0), src);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let linkages: Vec<crate::ir::Linkage> =
+            parsed.module.symbols.iter().map(|s| s.linkage).collect();
+        assert_eq!(
+            linkages,
+            [crate::ir::Linkage::Visible, crate::ir::Linkage::Weak]
+        );
+    }
+
+    /// Module-scope `.local` ("Module-scoped variables in .local state space are not
+    /// allowed with ABI", for every `.version` from 3.0 and target from sm_50 that
+    /// ptxas 12.9 assembles) and `.tex` ("Deprecated feature: '.tex' not supported as
+    /// of PTX version 1.5") variables are refused; `.local` in a body is not.
+    #[test]
+    fn module_scope_local_and_tex_variables_are_refused() {
+        let head = ".version 8.5\n.target sm_80\n.address_size 64\n";
+        let codes = |body: &str| -> Vec<crate::diag::Code> {
+            let src = format!("{head}{body}");
+            parse_module(FileId(0), src.as_bytes())
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect()
+        };
+        for body in [
+            ".local .u32 x;",
+            ".visible .local .u32 x;",
+            ".extern .local .u32 x;",
+            ".tex .u32 t;",
+        ] {
+            assert_eq!(codes(body), [crate::diag::Code::Declaration], "{body}");
+        }
+        for body in [
+            ".global .texref t;",
+            ".visible .entry k() { .local .u32 x; ret; }",
+        ] {
+            assert_eq!(codes(body), [], "{body}");
+        }
+    }
+
+    /// A debug section naming a label that nothing defines is a warning (once for the
+    /// name): ptxas 12.9 assembles it (`-c` and whole-program), the name an undefined
+    /// local symbol. The name becomes a body name declared at its first use, so that a
+    /// link renames it.
+    #[test]
+    fn debug_labels_without_definition_are_warnings() {
+        let src = b".version 8.5\n.target sm_80, debug\n.address_size 64\n\
+            .visible .entry k() { L1: ret; }\n\
+            .section .debug_info { .b64 L1\n.b64 Lgone\n.b64 Lgone }\n";
+        let parsed = parse_module(FileId(0), src);
+        let found: Vec<_> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.severity))
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                crate::diag::Code::UndefinedLabel,
+                crate::diag::Severity::Warning
+            )],
+            "one warning for the name"
+        );
+        let m = &parsed.module;
+        let gone: Vec<_> = m
+            .symbols
+            .iter()
+            .filter(|s| &src[s.name.range()] == b"Lgone")
+            .collect();
+        assert_eq!(gone.len(), 1, "one symbol for both uses");
+        assert_eq!(gone[0].kind, crate::ir::SymbolKind::BodyName);
+        let uses = m
+            .references
+            .iter()
+            .filter(|r| &src[r.span.range()] == b"Lgone")
+            .count();
+        assert_eq!(
+            uses, 1,
+            "the first use is the declaration, the second a reference"
+        );
+    }
+
     #[test]
     fn signature_lists_written_or_not() {
         let src = b".func (.param .b32 r) f (.param .b64 a, .param .b64 b);";

@@ -239,25 +239,12 @@ fn declare_symbols<'s>(
                     );
                     return;
                 }
-                // ptxas refuses a function declared `.extern` that its module also
-                // declares or defines otherwise, in either order ("Inconsistent
-                // redefinition"); variables may mix them (docs/linking.md).
-                if kind == SymbolKind::Function
-                    && (sym.linkage == Linkage::Extern) != (linkage == Linkage::Extern)
-                {
-                    errors.push(
-                        Diagnostic::error(
-                            Code::ExternConflict,
-                            file,
-                            name,
-                            format!("`{shown}` is declared `.extern` and also without it in this module"),
-                        )
-                        .with_note(file, sym.name, "first declared at")
-                        .with_help(
-                            "a function defined or declared `.visible`/`.weak` in a module needs no \
-                             `.extern` declaration there: remove it",
-                        ),
-                    );
+                // A body under `.extern` was refused where it was parsed.
+                let refused = decl.is_definition && linkage == Linkage::Extern;
+                if let Some(conflict) = linkage_conflict(kind, sym.linkage, linkage, &shown) {
+                    if !refused {
+                        errors.push(conflict.at(file, name, sym.name));
+                    }
                     return;
                 }
                 if decl.is_definition {
@@ -277,7 +264,12 @@ fn declare_symbols<'s>(
                         );
                         return;
                     }
-                    sym.linkage = linkage;
+                    // A function keeps its first declaration's linkage: a definition
+                    // without a directive takes it (ptxas binds `.visible .func f();
+                    // .func f() {...}` globally), any other differing one was refused.
+                    if kind == SymbolKind::Variable {
+                        sym.linkage = linkage;
+                    }
                 }
                 sym.decls.push(decl);
             }
@@ -348,6 +340,76 @@ fn declare_symbols<'s>(
     (symbols, Names::new(map))
 }
 
+/// Why ptxas refuses a declaration with linkage `now` of a symbol of `kind` that the
+/// module declared before with linkage `was` (docs/linking.md, "Declarations checked
+/// in each module"), in either order, if it does.
+struct Conflict {
+    code: Code,
+    message: String,
+    help: &'static str,
+}
+
+impl Conflict {
+    /// The error at `name`, with a note at the first declaration.
+    fn at(self, file: crate::source::FileId, name: Span, first: Span) -> Diagnostic {
+        Diagnostic::error(self.code, file, name, self.message)
+            .with_note(file, first, "first declared at")
+            .with_help(self.help)
+    }
+}
+
+/// ptxas 12.9 on two declarations of one name in a module: a function or kernel
+/// declared `.extern` and otherwise ("Inconsistent redefinition"), or `.visible`,
+/// `.weak` and none mixed, except that a later one without a directive takes the
+/// first's; a variable declared `.extern`, then defined without a directive
+/// ("'.extern' variable cannot be resolved by a '.static'"). `.common` on a function
+/// is refused where it is written, and not again here.
+fn linkage_conflict(kind: SymbolKind, was: Linkage, now: Linkage, shown: &str) -> Option<Conflict> {
+    use Linkage::{Common, Extern, Local};
+    match kind {
+        SymbolKind::Function | SymbolKind::Entry => {
+            if was == Common || now == Common || was == now {
+                None
+            } else if was == Extern || now == Extern {
+                Some(Conflict {
+                    code: Code::ExternConflict,
+                    message: format!(
+                        "`{shown}` is declared `.extern` and also without it in this module"
+                    ),
+                    help: "a function defined or declared `.visible`/`.weak` in a module needs \
+                           no `.extern` declaration there: remove it",
+                })
+            } else if now == Local {
+                None
+            } else {
+                let said = |l: Linkage| match l {
+                    Local => "without a linkage directive".to_string(),
+                    l => format!("`{}`", l.as_str()),
+                };
+                Some(Conflict {
+                    code: Code::LinkageConflict,
+                    message: format!(
+                        "`{shown}` is declared {} here but {} before",
+                        said(now),
+                        said(was)
+                    ),
+                    help: "give every declaration of a function the linkage of its first, or \
+                           none after the first",
+                })
+            }
+        }
+        SymbolKind::Variable if was == Extern && now == Local => Some(Conflict {
+            code: Code::ExternConflict,
+            message: format!(
+                "`{shown}` is declared `.extern` but defined here without a linkage directive"
+            ),
+            help: "a module-local definition cannot satisfy an `.extern` declaration: \
+                   define it `.visible`, or remove the `.extern` declaration",
+        }),
+        _ => None,
+    }
+}
+
 /// The names debug sections refer to: module-scope symbols, or labels and variables
 /// inside bodies (`body_names`), which become symbols of their own here with every
 /// use in their function as a reference.
@@ -414,15 +476,40 @@ fn debug_section_refs<'s>(
                 }
                 id
             } else {
-                errors.push(Diagnostic::error(
-                    Code::UndefinedLabel,
-                    file,
-                    span,
-                    format!(
-                        "debug section refers to undefined label `{}`",
-                        String::from_utf8_lossy(text)
-                    ),
-                ));
+                // ptxas assembles such a module, with `-c` and whole-program alike,
+                // leaving the name an undefined local symbol of the cubin (measured
+                // with 12.9: a `.loc` label deleted from an LLVM body). The name
+                // becomes a body name declared here, at its first use, so that it is
+                // renamed apart like the others and never binds to another module's
+                // label of that name.
+                errors.push(
+                    Diagnostic::warning(
+                        Code::UndefinedLabel,
+                        file,
+                        span,
+                        format!(
+                            "debug section refers to undefined label `{}`",
+                            String::from_utf8_lossy(text)
+                        ),
+                    )
+                    .with_help("ptxas assembles it, leaving the address undefined"),
+                );
+                let id = SymbolId(symbols.len() as u32);
+                symbols.push(Symbol {
+                    name: span,
+                    kind: SymbolKind::BodyName,
+                    linkage: Linkage::Local,
+                    space: None,
+                    decls: Decls::new(Decl {
+                        item: ItemId(i as u32),
+                        name: span,
+                        declarator: 0,
+                        is_definition: true,
+                    }),
+                    aliasee: None,
+                });
+                body_name_symbols.insert(text, id);
+                // The declaration is this use: its span is renamed with it.
                 continue;
             };
             refs.push(Reference {

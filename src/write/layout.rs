@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::ir::{ItemKind, KeptText, SymbolKind};
+use crate::ir::{ItemKind, KeptText, Linkage, SymbolKind};
 use crate::source::Span;
 
 use super::rope::{ModuleText, Rope, Text};
@@ -120,6 +120,13 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
                 if let ItemKind::Function(f) = &item.kind {
                     let tail = if f.noreturn { " .noreturn;" } else { ";" };
                     let span = Span::new(item.span.lo, f.header_end);
+                    // A definition without a directive takes its module's earlier
+                    // `.visible`/`.weak` declaration's linkage (ptxas binds it so):
+                    // the prototype says it, so that the output still exports it.
+                    if f.linkage == Linkage::Local && sym.linkage != Linkage::Local {
+                        rope.push_bytes(sym.linkage.as_str().as_bytes());
+                        rope.push_bytes(b" ");
+                    }
                     line(&mut rope, inputs, edits, out.origin.module, span, tail);
                 }
             }

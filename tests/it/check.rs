@@ -150,7 +150,6 @@ fn abi_violations_are_warnings_with_locations() {
         warnings,
         [
             "warning: ABI: PTX ISA 1.4 predates the ABI (2.0): its calls cannot link with ABI code",
-            "warning: ABI: module-scope .local variable: legacy PTX that disables the ABI",
             "warning: ABI: system call malloc does not have the guide's prototype for 64-bit \
              addresses: return value 1: parameters of different size",
             "warning: ABI: return value 1 of narrow is narrower than 32 bits; widen it to .u32/.s32",

@@ -498,6 +498,43 @@ fn llvm_pair() {
     }
 }
 
+/// A debug section that names a label its body no longer has (`Ltmp7:` deleted from
+/// c_debug's `dbg_mix`): ptxas 12.9 assembles the module alone, with `-c` and
+/// whole-program, leaving an undefined local symbol; so ptxld links it with a warning,
+/// renames the name apart like every debug label, and the merged DWARF assembles and
+/// describes each unit as the module alone does.
+#[test]
+fn debug_label_without_definition_links_with_a_warning() {
+    let dir = scratch("dangling-input");
+    let good = std::fs::read_to_string(fixture("llvm/c_debug.ptx")).unwrap();
+    assert_eq!(good.matches("\nLtmp7:\n").count(), 1, "c_debug.ptx changed");
+    let bad = dir.join("c_debug.ptx");
+    std::fs::write(&bad, good.replace("\nLtmp7:\n", "\n")).unwrap();
+    let o = ptxld()
+        .current_dir(&dir)
+        .args(["--syntax-only", "c_debug.ptx"])
+        .run();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: c_debug.ptx:600:6: debug section refers to undefined label `Ltmp7`"
+        ),
+        "{stderr}"
+    );
+    let set = vec![
+        (bad, Some("c_debug.c")),
+        (fixture("llvm/c_debug2.ptx"), Some("c_debug2.c")),
+        (fixture("gcc/g_math.ptx"), None),
+    ];
+    if let Some((out, _)) = link_and_check("dangling", &set, "sm_80") {
+        let text = std::fs::read_to_string(out.join("out.ptx")).unwrap();
+        assert!(text.contains(".b64 Ltmp7$m0\n"), "renamed apart");
+        assert!(!text.contains("Ltmp7$m0:"), "and defined nowhere");
+        assert!(text.contains("Ltmp7$m1:"), "c_debug2's label is its own");
+    }
+}
+
 /// NVRTC -G modules (location lists, `.debug_macinfo`, `__local_depot0` in both) with
 /// the modules that define what they call.
 #[test]

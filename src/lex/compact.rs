@@ -83,7 +83,7 @@ impl Lexer<'_> {
         let start = self.mark();
         if self.body_statements().is_some()
             && self.out.errors.len() == start.errors
-            && (self.defs.len() < 2 || clashes(self.src, &self.defs).is_empty())
+            && clashes(self.src, &self.defs).is_empty()
         {
             self.out.compacted.push(start.pos as u32);
             true

@@ -45,6 +45,52 @@ impl Def {
 /// Every clash among `defs`: (the later definition, the earlier one it clashes
 /// with), as indices into `defs`, the later ones in source order.
 pub(crate) fn clashes(src: &[u8], defs: &[Def]) -> Vec<(usize, usize)> {
+    if defs.len() < 2 || !may_clash(src, defs) {
+        return Vec::new();
+    }
+    exact_clashes(src, defs)
+}
+
+thread_local! {
+    /// Each thread's table for [`may_clash`]: hashes of (block, name, range or not),
+    /// and the ranges' (block, stem).
+    static SEEN: std::cell::RefCell<(rustc_hash::FxHashSet<u64>, Vec<(u32, u32, u32)>)> =
+        Default::default();
+}
+
+/// Whether `defs` may have a clash: two equal (block, name, kind) hashes, or a plain
+/// name whose stem a range of its block has. Most bodies have none, and this costs
+/// a hash per definition where [`exact_clashes`] sorts them all (a body's labels are
+/// many).
+fn may_clash(src: &[u8], defs: &[Def]) -> bool {
+    use std::hash::{Hash, Hasher};
+    SEEN.with(|seen| {
+        let (hashes, ranges) = &mut *seen.borrow_mut();
+        hashes.clear();
+        ranges.clear();
+        for d in defs {
+            let mut h = rustc_hash::FxHasher::default();
+            (d.scope, d.name(src), d.count.is_some()).hash(&mut h);
+            if !hashes.insert(h.finish()) {
+                return true;
+            }
+            if d.count.is_some() {
+                ranges.push((d.scope, d.lo, d.hi));
+            }
+        }
+        !ranges.is_empty()
+            && defs.iter().filter(|d| d.count.is_none()).any(|d| {
+                let (stem, number) = d.stem(src);
+                number.is_some()
+                    && ranges.iter().any(|&(scope, lo, hi)| {
+                        scope == d.scope && &src[lo as usize..hi as usize] == stem
+                    })
+            })
+    })
+}
+
+/// [`clashes`], found by sorting.
+fn exact_clashes(src: &[u8], defs: &[Def]) -> Vec<(usize, usize)> {
     // Each definition's block and stem, computed once, sorted so that a block's
     // definitions of one stem are together, in source order.
     let mut keyed: Vec<(u32, &[u8], u32, usize)> = defs

@@ -720,15 +720,13 @@ mod tests {
                 // Through a carried cache: the position found is one the loaded
                 // window marks (`None`: the scan ran into the last bytes).
                 let cache = &mut carried[pass];
-                match next_operand_event(&src, pos, cache, &mut Juxtaposed::default()) {
-                    Some(got) => {
-                        assert!(got >= pos && got < len, "{src:?} from {pos}: {got}");
-                        let e = cache;
-                        let off = got - e.base;
-                        let marked = e.mask >> off & 1 != 0;
-                        assert!(marked, "{src:?} from {pos}: {got} is not marked");
-                    }
-                    None => {}
+                if let Some(got) = next_operand_event(&src, pos, cache, &mut Juxtaposed::default())
+                {
+                    assert!(got >= pos && got < len, "{src:?} from {pos}: {got}");
+                    let e = cache;
+                    let off = got - e.base;
+                    let marked = e.mask >> off & 1 != 0;
+                    assert!(marked, "{src:?} from {pos}: {got} is not marked");
                 }
                 checked += 1;
             }

@@ -428,7 +428,8 @@ mod tests {
 
     /// The parsed IR of a large link is mostly parameters and items: their sizes
     /// are budgeted (docs/performance.md), and a field added to either should be a
-    /// decision, not an accident.
+    /// decision, not an accident. So are the call-block `.param` declarations that
+    /// call operands carry.
     #[test]
     #[cfg(target_pointer_width = "64")]
     fn parameters_stay_small() {

@@ -437,7 +437,12 @@ impl<'s> Walker<'s, '_, '_> {
                 self.c.bump();
                 self.operands(RefKind::CallTarget, "`.calltargets` list");
             }
-            b".branchtargets" | b".callprototype" => {
+            b".callprototype" => {
+                self.c.bump();
+                self.prototype_spaces();
+                self.skip_statement();
+            }
+            b".branchtargets" => {
                 self.c.bump();
                 self.skip_statement();
             }
@@ -464,6 +469,28 @@ impl<'s> Walker<'s, '_, '_> {
                 self.c.error(t.span(), msg);
                 self.c.bump();
                 self.skip_statement();
+            }
+        }
+    }
+
+    /// ptxas refuses a `.callprototype` parameter or return value outside `.param`
+    /// and `.reg` ("Function parameter '_' has illegal state space"), as in a
+    /// function's own lists; reports each, leaving the cursor where it was.
+    fn prototype_spaces(&mut self) {
+        let (toks, src) = (self.c.toks, self.src);
+        let statement = toks[self.c.pos..]
+            .iter()
+            .take_while(|t| !(t.kind == TokenKind::Punct && t.text(src) == b";"));
+        for &t in statement {
+            let text = t.text(src);
+            let space = StateSpace::from_directive(text);
+            if space.is_some_and(|s| !matches!(s, StateSpace::Param | StateSpace::Reg)) {
+                let msg = format!(
+                    "expected `.param` or `.reg`, found `{}` (ptxas: \"Function parameter \
+                     has illegal state space\")",
+                    String::from_utf8_lossy(text)
+                );
+                self.c.error(t.span(), msg);
             }
         }
     }

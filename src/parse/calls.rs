@@ -506,4 +506,16 @@ mod tests {
         let body = ".param .b64 p;\ncall.uni f, (p);";
         assert_eq!(refusals(protos, body), [(Code::CallMismatch, 10)]);
     }
+
+    /// A `.callprototype` list holds `.param` and `.reg` only.
+    #[test]
+    fn prototypes_take_param_and_reg() {
+        let none = "";
+        let fine = "pr: .callprototype (.reg .b32 _) _ (.param .b32 _, .reg .b64 _);";
+        assert_eq!(refusals(none, fine), []);
+        for space in [".shared", ".local", ".global", ".const"] {
+            let proto = format!("pr: .callprototype _ (.param .b32 _, {space} .b32 _);");
+            assert_eq!(refusals(none, &proto), [(Code::Syntax, 9)], "{space}");
+        }
+    }
 }

@@ -97,7 +97,7 @@ pub(crate) fn walk_body(
         let formal = Local::Formal {
             space: p.spec.space,
         };
-        w.scope.declare(src, p.name, None, 0, formal);
+        w.scope.declare(p.name, None, 0, formal);
     }
     // Labels are visible in the whole function, before and after their definition.
     // Inside a body, `name :` is always a label (PTX instructions have no `?:`).
@@ -527,8 +527,7 @@ impl<'s> Walker<'s, '_, '_> {
                 param,
             };
             let count = decl.reg_count;
-            self.scope
-                .declare(self.src, decl.name, count, self.depth, local);
+            self.scope.declare(decl.name, count, self.depth, local);
             for &span in decl.init.iter().flat_map(|init| &init.symbol_refs) {
                 self.use_name(span, RefKind::Operand);
             }

@@ -499,6 +499,11 @@ mod tests {
         ] {
             assert_eq!(aggregate(formal, actual), refused, "{formal} / {actual}");
         }
+        // GCC's `%`-named call-block `.param`s are compared too.
+        let gcc = ".param .f32 %out_arg1;\ncall.uni f, (%out_arg1);";
+        assert_eq!(refusals(".extern .func f(.param .b32 a);", gcc), []);
+        let gcc = ".param .b64 %out_arg1;\ncall.uni f, (%out_arg1);";
+        assert_eq!(refusals(".extern .func f(.param .b32 a);", gcc), refused);
         // Return values alike; a count mismatch is reported alone.
         let protos = ".extern .func (.param .b32 r) f(.param .b32 a);";
         let body = ".param .b32 p;\n.param .b64 r;\ncall.uni (r), f, (p);";

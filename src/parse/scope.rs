@@ -5,9 +5,10 @@
 //! the whole body. docs/linking.md ("Declarations checked in each module") has the
 //! experiments.
 //!
-//! Only names that do not start with `%` are kept: the compact lexer skips plain
-//! `%`-register declarations (`.reg .b32 %r<5>;`), so a `%`-name's absence here
-//! proves nothing, and the walk never asks about one.
+//! The compact lexer skips plain `%`-register declarations (`.reg .b32 %r<5>;`),
+//! so a `%`-name's absence here proves nothing: only names without `%` are judged
+//! by what is missing. `%`-names declared otherwise are kept: GCC names its
+//! call-block `.param`s `%out_arg1`, whose alignment the linker may raise.
 
 use crate::ir::{LocalParam, StateSpace};
 use crate::source::Span;
@@ -44,23 +45,14 @@ pub(super) struct Scope {
 }
 
 impl Scope {
-    /// Declares `name` (`name<count>`) at block `depth`, unless it is a `%`-name.
-    pub fn declare(
-        &mut self,
-        src: &[u8],
-        name: Span,
-        count: Option<u32>,
-        depth: u32,
-        local: Local,
-    ) {
-        if src[name.range()].first() != Some(&b'%') {
-            self.entries.push(Entry {
-                name,
-                count,
-                depth,
-                local,
-            });
-        }
+    /// Declares `name` (`name<count>`) at block `depth`.
+    pub fn declare(&mut self, name: Span, count: Option<u32>, depth: u32, local: Local) {
+        self.entries.push(Entry {
+            name,
+            count,
+            depth,
+            local,
+        });
     }
 
     /// Forgets the names declared at `depth` and deeper: their block ended.
@@ -116,16 +108,16 @@ mod tests {
 
     /// An inner block hides an outer declaration until it ends; a sibling block's
     /// declarations are not visible; `p<2>` declares `p0`, `p1` (and `p01`), not
-    /// `p2` or `p`; `%`-names are never kept.
+    /// `p2` or `p`.
     #[test]
     fn names_are_block_scoped() {
         let src = b"x p x %r q";
         let at = |lo: u32, hi: u32| Span::new(lo, hi);
         let mut s = Scope::default();
-        s.declare(src, at(0, 1), None, 1, var(StateSpace::Shared));
+        s.declare(at(0, 1), None, 1, var(StateSpace::Shared));
         assert_eq!(space_of(&s, src, "x"), Some(StateSpace::Shared));
-        s.declare(src, at(4, 5), None, 2, var(StateSpace::Param));
-        s.declare(src, at(2, 3), Some(2), 2, var(StateSpace::Reg));
+        s.declare(at(4, 5), None, 2, var(StateSpace::Param));
+        s.declare(at(2, 3), Some(2), 2, var(StateSpace::Reg));
         assert_eq!(space_of(&s, src, "x"), Some(StateSpace::Param));
         assert_eq!(space_of(&s, src, "p1"), Some(StateSpace::Reg));
         assert_eq!(space_of(&s, src, "p01"), Some(StateSpace::Reg));
@@ -135,8 +127,8 @@ mod tests {
         s.close(2);
         assert_eq!(space_of(&s, src, "x"), Some(StateSpace::Shared));
         assert_eq!(space_of(&s, src, "p1"), None);
-        s.declare(src, at(6, 8), None, 2, var(StateSpace::Shared));
-        assert_eq!(space_of(&s, src, "%r"), None);
+        s.declare(at(6, 8), None, 2, var(StateSpace::Shared));
+        assert_eq!(space_of(&s, src, "%r"), Some(StateSpace::Shared));
         s.close(1);
         assert_eq!(space_of(&s, src, "x"), None);
     }

@@ -156,7 +156,8 @@ codes! {
     /// An `.alias` that ptxas refuses (its aliasee is not a defined, non-`.weak`
     /// `.func`, the alias has a body, or their prototypes differ).
     Alias = "alias",
-    /// A call's arguments or return values do not match its callee's prototype.
+    /// A call's arguments or return values do not match its callee's prototype in
+    /// number, or a `.param` operand's layout differs from its formal parameter's.
     CallMismatch = "call-mismatch",
     /// Variables whose initializers refer to each other in a cycle.
     InitializerCycle = "initializer-cycle",
@@ -182,6 +183,10 @@ codes! {
     PtxasNotFound = "ptxas-not-found",
     /// ptxas rejects or warns about the output, or cannot be run on it.
     Ptxas = "ptxas",
+    /// A call's operand is something ptxas does not pass: a variable of another
+    /// state space than `.param` and `.reg`, a module-scope symbol, a `.param`
+    /// parameter of the calling function, or a name not declared in scope.
+    CallArgument = "call-argument",
 }
 
 impl std::fmt::Display for Code {

@@ -1,6 +1,8 @@
 //! Module-scope items and declarations: variables, functions with their
 //! signatures and bodies, debug sections, and what `.loc` directives name.
 
+use std::num::NonZeroU64;
+
 use super::types::{element_count, Linkage, PtrAttr, StateSpace, Type, TypeSpec};
 use super::{ItemId, TokenRange};
 use crate::source::Span;
@@ -388,7 +390,9 @@ pub struct CallOperand {
     pub decl: Option<LocalParam>,
 }
 
-/// A `.param` variable declared inside a function body.
+/// A `.param` variable declared inside a function body: where the linker may raise
+/// its alignment, and its layout, which ptxas compares with the formal parameter it
+/// is passed for. In every call operand that names one, so it keeps only that.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LocalParam {
     /// Its name.
@@ -397,6 +401,13 @@ pub struct LocalParam {
     pub align: Option<(u32, Span)>,
     /// The `.param` directive (a missing `.align` goes after it).
     pub space: Span,
+    /// The element type.
+    pub ty: Type,
+    /// `.v2`, `.v4`, `.v8`: the element count of the vector.
+    pub vector: Option<u8>,
+    /// The number of elements of an array; `None` for a scalar. An array whose size
+    /// is refused anyway (`[]`, `[0]`, past 64 bits) counts `u64::MAX` elements.
+    pub elements: Option<NonZeroU64>,
 }
 
 /// What the `.loc` directives of a module refer to.
@@ -417,12 +428,14 @@ mod tests {
 
     /// The parsed IR of a large link is mostly parameters and items: their sizes
     /// are budgeted (docs/performance.md), and a field added to either should be a
-    /// decision, not an accident.
+    /// decision, not an accident. So are the call-block `.param` declarations that
+    /// call operands carry.
     #[test]
     #[cfg(target_pointer_width = "64")]
     fn parameters_stay_small() {
         assert_eq!(std::mem::size_of::<Param>(), 48);
         assert_eq!(std::mem::size_of::<ParamSpec>(), 24);
+        assert_eq!(std::mem::size_of::<LocalParam>(), 48);
     }
 
     /// An item is as large as a function, its largest kind: a debug section (whose

@@ -7,12 +7,16 @@
 //! `.branchtargets`. Opcodes are never references; every other identifier that names
 //! a module-scope symbol and is not shadowed is one.
 
+use std::num::NonZeroU64;
+
 use rustc_hash::FxHashMap;
 
+use super::calls::operand_refusal;
 use super::cursor::Cursor;
 use super::decl::{check_variable, declarator, type_spec};
 use super::items::{loc_args, pragma};
 use super::names::Names;
+use super::scope::{Local, Scope};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
@@ -41,8 +45,8 @@ struct Walker<'s, 'r, 't> {
     body_names: Option<&'r mut BodyNames<'s>>,
     locs: &'r mut Locs,
     calls: &'r mut Vec<CallSite>,
-    /// This body's `.param` declarations so far, for the calls that pass them.
-    local_params: Vec<LocalParam>,
+    /// The function-scope variables in scope, for the calls that pass them.
+    scope: Scope,
     legacy_warp_op: &'r mut Option<Span>,
     /// The tokens are the body's every token, so the walk checks each instruction's
     /// operand grammar; a compactly lexed body was checked by the lexer.
@@ -88,7 +92,7 @@ pub(crate) fn walk_body(
         body_names: cx.body_names.as_deref_mut(),
         locs: cx.locs,
         calls: cx.calls,
-        local_params: Vec::new(),
+        scope: Scope::default(),
         legacy_warp_op: cx.legacy_warp_op,
         complete,
         defs: Vec::new(),
@@ -99,6 +103,10 @@ pub(crate) fn walk_body(
     let params = func.signature.all();
     for (i, p) in params.iter().enumerate() {
         w.shadow(&src[p.name.range()], 0);
+        let formal = Local::Formal {
+            space: p.spec.space,
+        };
+        w.scope.declare(p.name, None, 0, formal);
         // A name used twice among the parameters is the parser's to report.
         let name = &src[p.name.range()];
         if params[..i].iter().any(|q| &src[q.name.range()] == name) {
@@ -206,6 +214,7 @@ impl<'s> Walker<'s, '_, '_> {
                         while self.shadows.last().is_some_and(|&(_, d)| d >= depth) {
                             self.shadows.pop();
                         }
+                        self.scope.close(depth);
                         self.depth -= 1;
                         if self.depth == 0 {
                             return;
@@ -328,16 +337,22 @@ impl<'s> Walker<'s, '_, '_> {
         }
     }
 
-    /// A call's return value or argument, with the body's last `.param` declaration of
-    /// that name so far (a call names variables its block declared before it).
-    fn operand(&self, span: Span) -> CallOperand {
+    /// A call's return value or argument, with its `.param` declaration in scope (a
+    /// call names variables its block or an enclosing one declared before it). An
+    /// identifier that is the whole `element` of its list is judged as ptxas judges
+    /// it (`calls::operand_refusal`).
+    fn operand(&mut self, span: Span, element: bool) -> CallOperand {
         let name = &self.src[span.range()];
-        let decl = self
-            .local_params
-            .iter()
-            .rev()
-            .find(|p| &self.src[p.name.range()] == name)
-            .cloned();
+        let found = self.scope.find(self.src, name);
+        let decl = match found {
+            Some((_, Local::Variable { param, .. })) => param.clone(),
+            _ => None,
+        };
+        if element {
+            let module_scope = self.names.get(name).is_some();
+            let refusal = operand_refusal(self.c.file, self.src, span, found, module_scope);
+            self.c.errors.extend(refusal);
+        }
         CallOperand { span, decl }
     }
 
@@ -347,21 +362,25 @@ impl<'s> Walker<'s, '_, '_> {
     /// against the prototype. In an array of their exact size: most calls pass one
     /// or two, and an array grown by pushing starts with room for four
     /// (docs/performance.md).
-    fn call_operands(&self, toks: &[Token]) -> Box<[CallOperand]> {
+    fn call_operands(&mut self, toks: &[Token]) -> Box<[CallOperand]> {
         let src = self.src;
         let comma = |t: &Token| t.kind == TokenKind::Punct && t.text(src) == b",";
         let elements = || {
-            toks.split(comma)
-                .filter_map(|e| e.iter().find(|t| t.kind == TokenKind::Ident).or(e.first()))
+            toks.split(comma).filter_map(|e| {
+                let first = e.iter().find(|t| t.kind == TokenKind::Ident).or(e.first());
+                first.map(|&t| (t, e.len() == 1))
+            })
         };
         let mut operands = Vec::with_capacity(elements().count());
-        operands.extend(elements().map(|t| match t.kind {
-            TokenKind::Ident => self.operand(t.span()),
-            _ => CallOperand {
-                span: t.span(),
-                decl: None,
-            },
-        }));
+        for (t, alone) in elements() {
+            operands.push(match t.kind {
+                TokenKind::Ident => self.operand(t.span(), alone),
+                _ => CallOperand {
+                    span: t.span(),
+                    decl: None,
+                },
+            });
+        }
         operands.into_boxed_slice()
     }
 
@@ -469,7 +488,12 @@ impl<'s> Walker<'s, '_, '_> {
                 self.c.bump();
                 self.operands(RefKind::CallTarget, "`.calltargets` list");
             }
-            b".branchtargets" | b".callprototype" => {
+            b".callprototype" => {
+                self.c.bump();
+                self.prototype_spaces();
+                self.skip_statement();
+            }
+            b".branchtargets" => {
                 self.c.bump();
                 self.skip_statement();
             }
@@ -500,6 +524,28 @@ impl<'s> Walker<'s, '_, '_> {
         }
     }
 
+    /// ptxas refuses a `.callprototype` parameter or return value outside `.param`
+    /// and `.reg` ("Function parameter '_' has illegal state space"), as in a
+    /// function's own lists; reports each, leaving the cursor where it was.
+    fn prototype_spaces(&mut self) {
+        let (toks, src) = (self.c.toks, self.src);
+        let statement = toks[self.c.pos..]
+            .iter()
+            .take_while(|t| !(t.kind == TokenKind::Punct && t.text(src) == b";"));
+        for &t in statement {
+            let text = t.text(src);
+            let space = StateSpace::from_directive(text);
+            if space.is_some_and(|s| !matches!(s, StateSpace::Param | StateSpace::Reg)) {
+                let msg = format!(
+                    "expected `.param` or `.reg`, found `{}` (ptxas: \"Function parameter \
+                     has illegal state space\")",
+                    String::from_utf8_lossy(text)
+                );
+                self.c.error(t.span(), msg);
+            }
+        }
+    }
+
     /// A scoped declaration: `.reg .b32 %r<5>;`, `.local .align 8 .b8 depot[16];`,
     /// `.shared .u32 x = 1;`, read by the module scope's declaration parser, with the
     /// same rules (`decl::check_variable`). Declared names shadow module-scope names
@@ -517,13 +563,23 @@ impl<'s> Walker<'s, '_, '_> {
             check_variable(&mut self.c, &spec, &decl, false);
             self.define(decl.name, self.depth);
             self.define_in_block(decl.name, decl.reg_count);
-            if spec.space == StateSpace::Param {
-                self.local_params.push(LocalParam {
-                    name: decl.name,
-                    align: spec.align.zip(spec.align_span),
-                    space: spec.space_span,
-                });
-            }
+            let param = (spec.space == StateSpace::Param).then(|| LocalParam {
+                name: decl.name,
+                align: spec.align.zip(spec.align_span),
+                space: spec.space_span,
+                ty: spec.ty,
+                vector: spec.vector,
+                elements: (!decl.is_scalar()).then(|| {
+                    let n = decl.element_count().unwrap_or(0);
+                    NonZeroU64::new(n).unwrap_or(NonZeroU64::MAX)
+                }),
+            });
+            let local = Local::Variable {
+                space: spec.space,
+                param,
+            };
+            let count = decl.reg_count;
+            self.scope.declare(decl.name, count, self.depth, local);
             for &span in decl.init.iter().flat_map(|init| &init.symbol_refs) {
                 self.use_name(span, RefKind::Operand);
             }

@@ -14,6 +14,7 @@ mod finish;
 mod items;
 mod names;
 mod resolve;
+mod scope;
 mod section;
 
 pub use cursor::parse_int;

@@ -180,8 +180,8 @@ pub(crate) fn resolve(
         deferred,
     );
 
-    check_calls(m, src, &names, &symbols, &calls, errors);
     refs.sort_by_key(|r| (r.span.lo, r.span.hi));
+    check_calls(m, src, &names, &symbols, &refs, &calls, errors);
     m.symbols = symbols;
     m.references = refs;
     m.locs = locs;

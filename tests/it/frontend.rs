@@ -94,18 +94,20 @@ fn symbol_names_and_map_comments_are_what_the_source_says() {
     assert!(map_comments > 0, "no fixture has GCC `//:` map comments");
 }
 
-/// A call's operands carry the caller's last `.param` declaration of their name before
-/// the call (call blocks declare `param0` again and again), or none; the linker
-/// rewrites that declaration's alignment without reading the body again.
+/// A call's operands carry the caller's `.param` declaration of their name in scope
+/// (call blocks declare `param0` again and again, and a block's declarations end at
+/// its `}`), or none; the linker rewrites that declaration's alignment without
+/// reading the body again.
 #[test]
-fn call_operands_carry_their_latest_param_declaration() {
+fn call_operands_carry_their_param_declaration_in_scope() {
     let src = b".version 7.0\n.target sm_80\n.address_size 64\n\
-.extern .func (.param .b32 r) g (.param .align 8 .b8 a[16]);\n\
+.extern .func (.param .b32 r) g (.param .align 4 .b8 a[16]);\n\
+.extern .func (.param .b32 r) h (.param .b8 a[16]);\n\
 .visible .func f(.param .b32 in)\n{\n\
 {\n.param .align 4 .b8 param0[16];\n.param .b32 retval0;\n\
 call.uni (retval0), g, (param0);\n}\n\
 {\n.param .b8 param0[16];\n.param .b32 retval0;\n\
-call.uni (retval0), g, (param0);\n}\n\
+call.uni (retval0), h, (param0);\n}\n\
 call.uni (retval0), g, (in);\n\
 ret;\n}\n";
     let p = parse_module(FileId(0), src);
@@ -127,14 +129,24 @@ ret;\n}\n";
             (line(d.name), d.align.map(|(n, span)| (n, text(span))))
         })
     };
-    assert_eq!(decl(&calls[0].args[0]), Some((8, Some((4, "4")))));
-    assert_eq!(decl(&calls[0].rets[0]), Some((9, None)));
-    assert_eq!(decl(&calls[1].args[0]), Some((13, None)));
-    assert_eq!(decl(&calls[1].rets[0]), Some((14, None)));
-    // `in` is the function's own parameter, no call-block `.param`; `retval0` was
-    // last declared in the second block.
+    assert_eq!(decl(&calls[0].args[0]), Some((9, Some((4, "4")))));
+    assert_eq!(decl(&calls[0].rets[0]), Some((10, None)));
+    assert_eq!(decl(&calls[1].args[0]), Some((14, None)));
+    assert_eq!(decl(&calls[1].rets[0]), Some((15, None)));
+    // `in` is the function's own `.param` parameter, no call-block `.param`, and
+    // `retval0` is out of scope after the blocks: ptxas refuses both.
     assert_eq!(decl(&calls[2].args[0]), None);
-    assert_eq!(decl(&calls[2].rets[0]), Some((14, None)));
+    assert_eq!(decl(&calls[2].rets[0]), None);
+    let errors: Vec<_> = p
+        .diagnostics
+        .iter()
+        .map(|d| match d.location {
+            Some(ptxld::Location::Source { span, .. }) => (d.code, text(span)),
+            _ => panic!("{d:?}"),
+        })
+        .collect();
+    let refused = ptxld::Code::CallArgument;
+    assert_eq!(errors, [(refused, "retval0"), (refused, "in")]);
 }
 
 /// Renames every symbol (appending `_zq7`) and returns the renamed text.

@@ -1,0 +1,135 @@
+//! The function-scope variables a call's operand may name, looked up as ptxas looks
+//! them up: a variable is visible from its declaration to the end of its block
+//! (`{ ... }`), an inner block's declaration hides an outer one, and a sibling
+//! block's declarations are gone. The calling function's parameters are visible in
+//! the whole body. docs/linking.md ("Declarations checked in each module") has the
+//! experiments.
+//!
+//! The compact lexer skips plain `%`-register declarations (`.reg .b32 %r<5>;`),
+//! so a `%`-name's absence here proves nothing: only names without `%` are judged
+//! by what is missing. `%`-names declared otherwise are kept: GCC names its
+//! call-block `.param`s `%out_arg1`, whose alignment the linker may raise.
+
+use crate::ir::{LocalParam, StateSpace};
+use crate::source::Span;
+
+/// What a name in scope is.
+#[derive(Clone, Debug)]
+pub(super) enum Local {
+    /// A variable the body declares in `space`; for `.param`, its declaration as the
+    /// call records it.
+    Variable {
+        space: StateSpace,
+        param: Option<LocalParam>,
+    },
+    /// A parameter (or return parameter) of the calling function, in `space`.
+    Formal { space: StateSpace },
+}
+
+/// One declared name.
+#[derive(Clone, Debug)]
+struct Entry {
+    /// The name as declared (without `<N>`).
+    name: Span,
+    /// `name<N>` declares `name0` ... `name{N-1}`.
+    count: Option<u32>,
+    /// The block depth that declared it (0: the whole function).
+    depth: u32,
+    local: Local,
+}
+
+/// The names in scope at the walk's position, innermost last.
+#[derive(Default)]
+pub(super) struct Scope {
+    entries: Vec<Entry>,
+}
+
+impl Scope {
+    /// Declares `name` (`name<count>`) at block `depth`.
+    pub fn declare(&mut self, name: Span, count: Option<u32>, depth: u32, local: Local) {
+        self.entries.push(Entry {
+            name,
+            count,
+            depth,
+            local,
+        });
+    }
+
+    /// Forgets the names declared at `depth` and deeper: their block ended.
+    pub fn close(&mut self, depth: u32) {
+        while self.entries.last().is_some_and(|e| e.depth >= depth) {
+            self.entries.pop();
+        }
+    }
+
+    /// The innermost declaration of `name` in scope, with the span of its name.
+    pub fn find(&self, src: &[u8], name: &[u8]) -> Option<(Span, &Local)> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| declares(&src[e.name.range()], e.count, name))
+            .map(|e| (e.name, &e.local))
+    }
+}
+
+/// True if a declaration of `declared` (`declared<count>`) declares `name`: itself,
+/// or for `p<N>` the names `p` followed by a decimal number below N (ptxas takes
+/// `p01` for `p1`).
+fn declares(declared: &[u8], count: Option<u32>, name: &[u8]) -> bool {
+    let Some(n) = count else {
+        return declared == name;
+    };
+    let Some(digits) = name.strip_prefix(declared) else {
+        return false;
+    };
+    !digits.is_empty()
+        && digits.iter().all(u8::is_ascii_digit)
+        && digits
+            .iter()
+            .try_fold(0u64, |v, &d| {
+                v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+            })
+            .is_some_and(|v| v < u64::from(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var(space: StateSpace) -> Local {
+        Local::Variable { space, param: None }
+    }
+
+    fn space_of(scope: &Scope, src: &[u8], name: &str) -> Option<StateSpace> {
+        scope.find(src, name.as_bytes()).map(|(_, l)| match l {
+            Local::Variable { space, .. } | Local::Formal { space } => *space,
+        })
+    }
+
+    /// An inner block hides an outer declaration until it ends; a sibling block's
+    /// declarations are not visible; `p<2>` declares `p0`, `p1` (and `p01`), not
+    /// `p2` or `p`.
+    #[test]
+    fn names_are_block_scoped() {
+        let src = b"x p x %r q";
+        let at = |lo: u32, hi: u32| Span::new(lo, hi);
+        let mut s = Scope::default();
+        s.declare(at(0, 1), None, 1, var(StateSpace::Shared));
+        assert_eq!(space_of(&s, src, "x"), Some(StateSpace::Shared));
+        s.declare(at(4, 5), None, 2, var(StateSpace::Param));
+        s.declare(at(2, 3), Some(2), 2, var(StateSpace::Reg));
+        assert_eq!(space_of(&s, src, "x"), Some(StateSpace::Param));
+        assert_eq!(space_of(&s, src, "p1"), Some(StateSpace::Reg));
+        assert_eq!(space_of(&s, src, "p01"), Some(StateSpace::Reg));
+        for absent in ["p2", "p", "p1x", "p99999999999999999999999", "q"] {
+            assert_eq!(space_of(&s, src, absent), None, "{absent}");
+        }
+        s.close(2);
+        assert_eq!(space_of(&s, src, "x"), Some(StateSpace::Shared));
+        assert_eq!(space_of(&s, src, "p1"), None);
+        s.declare(at(6, 8), None, 2, var(StateSpace::Shared));
+        assert_eq!(space_of(&s, src, "%r"), Some(StateSpace::Shared));
+        s.close(1);
+        assert_eq!(space_of(&s, src, "x"), None);
+    }
+}

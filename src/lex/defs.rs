@@ -42,6 +42,26 @@ impl Def {
     }
 }
 
+/// True if a definition of `declared` (`declared<count>`) defines `name`: itself, or
+/// for `p<N>` the names `p` followed by a decimal number below N (ptxas takes `p01`
+/// for `p1`).
+pub(crate) fn declares(declared: &[u8], count: Option<u32>, name: &[u8]) -> bool {
+    let Some(n) = count else {
+        return declared == name;
+    };
+    let Some(digits) = name.strip_prefix(declared) else {
+        return false;
+    };
+    !digits.is_empty()
+        && digits.iter().all(u8::is_ascii_digit)
+        && digits
+            .iter()
+            .try_fold(0u64, |v, &d| {
+                v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+            })
+            .is_some_and(|v| v < u64::from(n))
+}
+
 /// Every clash among `defs`: (the later definition, the earlier one it clashes
 /// with), as indices into `defs`, the later ones in source order.
 pub(crate) fn clashes(src: &[u8], defs: &[Def]) -> Vec<(usize, usize)> {
@@ -51,11 +71,17 @@ pub(crate) fn clashes(src: &[u8], defs: &[Def]) -> Vec<(usize, usize)> {
     exact_clashes(src, defs)
 }
 
+/// Each thread's tables for [`may_clash`], kept from body to body.
+#[derive(Default)]
+struct Seen {
+    /// Hashes of (block, name, range or not).
+    hashes: rustc_hash::FxHashSet<u64>,
+    /// The ranges: block, and the bytes of the stem.
+    ranges: Vec<(u32, u32, u32)>,
+}
+
 thread_local! {
-    /// Each thread's table for [`may_clash`]: hashes of (block, name, range or not),
-    /// and the ranges' (block, stem).
-    static SEEN: std::cell::RefCell<(rustc_hash::FxHashSet<u64>, Vec<(u32, u32, u32)>)> =
-        Default::default();
+    static SEEN: std::cell::RefCell<Seen> = Default::default();
 }
 
 /// Whether `defs` may have a clash: two equal (block, name, kind) hashes, or a plain
@@ -65,7 +91,7 @@ thread_local! {
 fn may_clash(src: &[u8], defs: &[Def]) -> bool {
     use std::hash::{Hash, Hasher};
     SEEN.with(|seen| {
-        let (hashes, ranges) = &mut *seen.borrow_mut();
+        let Seen { hashes, ranges } = &mut *seen.borrow_mut();
         hashes.clear();
         ranges.clear();
         for d in defs {
@@ -122,9 +148,9 @@ fn group_clashes(
     if let [first, rest @ ..] = ranges.as_slice() {
         found.extend(rest.iter().map(|&r| (r, *first)));
         // Registers the (first) range holds.
-        let count = u64::from(defs[*first].count.unwrap_or(0));
+        let range = &defs[*first];
         for &p in &plain {
-            if defs[p].stem(src).1.is_some_and(|k| k < count) {
+            if declares(range.name(src), range.count, defs[p].name(src)) {
                 let (a, b) = (p.max(*first), p.min(*first));
                 let (later, earlier) = if defs[a].lo > defs[b].lo {
                     (a, b)

@@ -45,7 +45,7 @@ use class::is;
 /// For the IR's test that its state spaces are the lexer's.
 #[cfg(test)]
 pub(crate) use class::is_state_space;
-pub(crate) use defs::{clashes, Def};
+pub(crate) use defs::{clashes, declares, Def};
 pub(crate) use grammar::instruction_slip;
 
 /// What a token is. The token's text is always its span in the source.

@@ -185,7 +185,9 @@ fn vector_width(text: &[u8]) -> Option<u8> {
 /// incomplete type", "Array of incomplete type"). docs/linking.md ("Declarations
 /// checked in each module") has the experiments.
 pub(crate) fn check_variable(c: &mut Cursor, spec: &TypeSpec, decl: &Declarator, external: bool) {
-    let name = String::from_utf8_lossy(&c.src[decl.name.range()]).into_owned();
+    // The name, for messages only: `{name}` formats it (most declarations have
+    // none, and an allocation per declaration shows in a link's profile).
+    let name = Lossy(&c.src[decl.name.range()]);
     let mut refuse = |span: Span, msg: String| {
         c.errors
             .push(Diagnostic::error(Code::Declaration, c.file, span, msg));
@@ -225,6 +227,15 @@ pub(crate) fn check_variable(c: &mut Cursor, spec: &TypeSpec, decl: &Declarator,
                 "`{name}` has no size: an array of unknown size needs an initializer, or `.extern`"
             ),
         );
+    }
+}
+
+/// Bytes shown as text, lossily, without a copy until shown.
+struct Lossy<'a>(&'a [u8]);
+
+impl std::fmt::Display for Lossy<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(self.0))
     }
 }
 

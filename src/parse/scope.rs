@@ -11,6 +11,7 @@
 //! call-block `.param`s `%out_arg1`, whose alignment the linker may raise.
 
 use crate::ir::{LocalParam, StateSpace};
+use crate::lex::declares;
 use crate::source::Span;
 
 /// What a name in scope is.
@@ -70,26 +71,6 @@ impl Scope {
             .find(|e| declares(&src[e.name.range()], e.count, name))
             .map(|e| (e.name, &e.local))
     }
-}
-
-/// True if a declaration of `declared` (`declared<count>`) declares `name`: itself,
-/// or for `p<N>` the names `p` followed by a decimal number below N (ptxas takes
-/// `p01` for `p1`).
-fn declares(declared: &[u8], count: Option<u32>, name: &[u8]) -> bool {
-    let Some(n) = count else {
-        return declared == name;
-    };
-    let Some(digits) = name.strip_prefix(declared) else {
-        return false;
-    };
-    !digits.is_empty()
-        && digits.iter().all(u8::is_ascii_digit)
-        && digits
-            .iter()
-            .try_fold(0u64, |v, &d| {
-                v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-            })
-            .is_some_and(|v| v < u64::from(n))
 }
 
 #[cfg(test)]

@@ -37,6 +37,8 @@ pub enum Slip {
     StrayColon,
     /// A name after `+`, where only a number may follow.
     NotANumber,
+    /// A call that is not `call [(rets),] callee [, (args)] [, prototype];`.
+    CallShape(&'static str),
     /// A `;`, `]` or `}` right after an operator, a `,` or an opening bracket.
     EmptyBeforeClose,
     /// `[` or `{` followed by `,` or a closing bracket, or `[`, `{` or `,` followed by
@@ -61,6 +63,7 @@ impl Slip {
                 format!("expected `,` or `;` before `{at}`: two operands without a comma, or a missing `;`")
             }
             Slip::EmptyAfterComma => format!("expected an operand after `,`, found `{at}`"),
+            Slip::CallShape(what) => format!("expected {what} in this call, found `{at}`"),
             Slip::NotANumber => format!("expected a number after `+`, found `{at}`"),
             Slip::EmptyBeforeComma => "expected an operand before `,`".to_string(),
             Slip::StrayColon => {
@@ -117,6 +120,7 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
     if opcode.kind != TokenKind::Ident || first(opcode) == b'%' {
         return Some((i, Slip::NoOpcode));
     }
+
     // A juxtaposition is allowed once: the space between the opcode with its
     // modifiers and the first operand. (Counting them, rather than placing that one,
     // is what the compact lexer's masks can do; an instruction whose first operand
@@ -194,6 +198,80 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
             return Some((k, Slip::EmptyBeforeComma));
         }
     }
+    if opcode.text(src) == b"call" {
+        return call_slip(src, toks, i + 1);
+    }
+    None
+}
+
+/// The shape of a call from token `i` (after `call`): `[.mods] [(rets),] callee
+/// [, (args)] [, prototype];`, each list `()` or single-token operands separated by
+/// commas (ptxas 12.9: `call (r), (p);` "Parsing error near '('", `( (p)` near
+/// `p`, `(p) )` near `)`, `(p;` near `;`, `f, f, (p)` and `r, f, (p)` near `,`,
+/// `(r) f` near `f`).
+fn call_slip(src: &[u8], toks: &[Token], mut i: usize) -> Option<(usize, Slip)> {
+    let punct = |i: usize, p: u8| {
+        toks.get(i)
+            .is_some_and(|t| t.kind == TokenKind::Punct && t.text(src) == [p])
+    };
+    let operand = |i: usize| {
+        toks.get(i)
+            .is_some_and(|t| t.kind != TokenKind::Punct && t.kind != TokenKind::Directive)
+    };
+    let name = |i: usize| toks.get(i).is_some_and(|t| t.kind == TokenKind::Ident);
+    let at = |i: usize| i.min(toks.len() - 1);
+    // `(a, b, ...)` or `()` from `i`: the index after its `)`.
+    let list = |mut i: usize| -> Result<usize, (usize, Slip)> {
+        i += 1;
+        if punct(i, b')') {
+            return Ok(i + 1);
+        }
+        loop {
+            if !operand(i) {
+                return Err((at(i), Slip::CallShape("an operand")));
+            }
+            i += 1;
+            if punct(i, b')') {
+                return Ok(i + 1);
+            }
+            if !punct(i, b',') {
+                return Err((at(i), Slip::CallShape("`,` or `)`")));
+            }
+            i += 1;
+        }
+    };
+    while toks.get(i).is_some_and(|t| t.kind == TokenKind::Directive) {
+        i += 1;
+    }
+    if punct(i, b'(') {
+        i = match list(i) {
+            Ok(i) => i,
+            Err(slip) => return Some(slip),
+        };
+        if !punct(i, b',') {
+            return Some((at(i), Slip::CallShape("`,` after the return values")));
+        }
+        i += 1;
+    }
+    if !name(i) {
+        return Some((at(i), Slip::CallShape("the callee")));
+    }
+    i += 1;
+    if punct(i, b',') && punct(i + 1, b'(') {
+        i = match list(i + 1) {
+            Ok(i) => i,
+            Err(slip) => return Some(slip),
+        };
+    }
+    if punct(i, b',') {
+        if !name(i + 1) {
+            return Some((at(i + 1), Slip::CallShape("a prototype or targets")));
+        }
+        i += 2;
+    }
+    if !punct(i, b';') {
+        return Some((at(i), Slip::CallShape("`;`")));
+    }
     None
 }
 
@@ -266,6 +344,18 @@ mod tests {
             ("f, (param0);", ",", EmptyBeforeComma),
             ("f, call.uni (r), (p);", ",", EmptyBeforeComma),
             ("ld.f32 %f7, [+retval00];", "retval00", NotANumber),
+            ("call.uni (r), (p);", "(", CallShape("the callee")),
+            ("call.uni (r), f, ( (p);", "(", CallShape("an operand")),
+            ("call.uni (r), f, (p) );", ")", CallShape("`;`")),
+            ("call.uni (r), f, (p;", ";", CallShape("`,` or `)`")),
+            ("call.uni (r), f, f, (p);", ",", CallShape("`;`")),
+            ("call.uni (r) f, (p);", "f", Juxtaposed),
+            (
+                "call.uni (r); ",
+                ";",
+                CallShape("`,` after the return values"),
+            ),
+            ("call.uni r, f, (p);", ",", CallShape("`;`")),
             ("ld.u32 %r1, [%rd1+%r2];", "%r2", NotANumber),
             ("bra $L2:;", ":", StrayColon),
             ("mov.u32 %r1, .x;", ".x", EmptyAfterOpen),

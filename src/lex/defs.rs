@@ -89,15 +89,12 @@ thread_local! {
 /// a hash per definition where [`exact_clashes`] sorts them all (a body's labels are
 /// many).
 fn may_clash(src: &[u8], defs: &[Def]) -> bool {
-    use std::hash::{Hash, Hasher};
     SEEN.with(|seen| {
         let Seen { hashes, ranges } = &mut *seen.borrow_mut();
         hashes.clear();
         ranges.clear();
         for d in defs {
-            let mut h = rustc_hash::FxHasher::default();
-            (d.scope, d.name(src), d.count.is_some()).hash(&mut h);
-            if !hashes.insert(h.finish()) {
+            if !hashes.insert(quick_hash(d, src)) {
                 return true;
             }
             if d.count.is_some() {
@@ -113,6 +110,22 @@ fn may_clash(src: &[u8], defs: &[Def]) -> bool {
                     })
             })
     })
+}
+
+/// A hash of a definition's block, kind and name, from the name's length and its
+/// first and last eight bytes: cheap, and a collision only costs the exact search.
+fn quick_hash(d: &Def, src: &[u8]) -> u64 {
+    let name = d.name(src);
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    let (head, tail) = (&name[..name.len().min(8)], &name[name.len().saturating_sub(8)..]);
+    let mixed = (u64::from(d.scope) << 33 | (name.len() as u64) << 1 | u64::from(d.count.is_some()))
+        ^ word(head).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ word(tail).rotate_left(29).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    mixed ^ (mixed >> 31)
 }
 
 /// [`clashes`], found by sorting.

@@ -22,7 +22,7 @@ use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
     SymbolId,
 };
-use crate::lex::{clashes, instruction_slip, Def, Token, TokenKind};
+use crate::lex::{clashes, declares, instruction_slip, Def, Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Names defined inside bodies (labels, function-scope variables), for debug sections
@@ -56,6 +56,8 @@ struct Walker<'s, 'r, 't> {
     defs: Vec<Def>,
     /// The open blocks: the token index of each `{`.
     blocks: Vec<u32>,
+    /// How many of `defs` are the function's parameters (they come first).
+    parameters: usize,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -97,6 +99,7 @@ pub(crate) fn walk_body(
         complete,
         defs: Vec::new(),
         blocks: Vec::new(),
+        parameters: 0,
     };
     // Parameters shadow module-scope names for the whole body, and are defined in
     // its outermost block (the `{` at token 0).
@@ -119,6 +122,7 @@ pub(crate) fn walk_body(
             count: None,
         });
     }
+    w.parameters = w.defs.len();
     // Labels are visible in the whole function, before and after their definition.
     // Inside a body, `name :` is always a label (PTX instructions have no `?:`).
     for (i, t) in toks.iter().enumerate() {
@@ -169,13 +173,31 @@ impl<'s> Walker<'s, '_, '_> {
 
     /// Records that the current block defines the name at `span` (`count`: the `N`
     /// of `name<N>`).
+    ///
+    /// In a compactly lexed body the lexer has looked for clashes among every label
+    /// and declaration already (`lex::compact`); the walk adds only what it alone
+    /// knows, the parameters, so it keeps a definition there only if a parameter
+    /// has its stem.
     fn define_in_block(&mut self, span: Span, count: Option<u32>) {
+        if !self.complete && !self.may_be_parameter(span, count) {
+            return;
+        }
         self.defs.push(Def {
             scope: self.blocks.last().copied().unwrap_or(0),
             lo: span.lo,
             hi: span.hi,
             count,
         });
+    }
+
+    /// Whether the name at `span` (`name<count>`) may clash with a parameter, whose
+    /// definitions come first in `defs`.
+    fn may_be_parameter(&self, span: Span, count: Option<u32>) -> bool {
+        let name = &self.src[span.range()];
+        self.defs[..self.parameters].iter().any(|p| {
+            let param = &self.src[p.lo as usize..p.hi as usize];
+            param == name || declares(name, count, param)
+        })
     }
 
     fn use_ident(&mut self, t: Token, kind: RefKind) {

@@ -121,10 +121,16 @@ fn quick_hash(d: &Def, src: &[u8]) -> u64 {
         w[..b.len()].copy_from_slice(b);
         u64::from_le_bytes(w)
     };
-    let (head, tail) = (&name[..name.len().min(8)], &name[name.len().saturating_sub(8)..]);
-    let mixed = (u64::from(d.scope) << 33 | (name.len() as u64) << 1 | u64::from(d.count.is_some()))
-        ^ word(head).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ^ word(tail).rotate_left(29).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    let (head, tail) = (
+        &name[..name.len().min(8)],
+        &name[name.len().saturating_sub(8)..],
+    );
+    let mixed =
+        (u64::from(d.scope) << 33 | (name.len() as u64) << 1 | u64::from(d.count.is_some()))
+            ^ word(head).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ word(tail)
+                .rotate_left(29)
+                .wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
     mixed ^ (mixed >> 31)
 }
 

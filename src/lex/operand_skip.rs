@@ -254,6 +254,8 @@ pub(super) struct Events {
     comma: u64,
     /// Whether the byte before the next window's first is inside an address.
     inside_at_end: bool,
+    /// The next window's other carries, where this window knows them.
+    next: Option<Carries>,
 }
 
 impl Events {
@@ -271,6 +273,7 @@ impl Events {
             gram: 0,
             comma: 0,
             inside_at_end: false,
+            next: None,
         }
     }
 }
@@ -410,7 +413,13 @@ fn load_window(src: &[u8], pos: usize, cache: &mut Events) -> bool {
         // Right after the window in the cache, its end tells whether this one starts
         // inside an address.
         let follows = pos == cache.base.wrapping_add(WINDOW);
-        let carries = Carries::before(src, pos, follows.then_some(cache.inside_at_end));
+        let carries = match cache.next.filter(|_| follows) {
+            Some(next) => Carries {
+                inside: cache.inside_at_end,
+                ..next
+            },
+            None => Carries::before(src, pos, follows.then_some(cache.inside_at_end)),
+        };
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above), and bytes
             // `pos - 1 .. pos + 63` are inside `src`.
@@ -475,14 +484,40 @@ impl Classes<u64> {
             comma: (comma >> 1) & DECIDED,
             gram: (gram >> 1) & DECIDED,
             inside_at_end: inside >> (WINDOW - 1) & 1 != 0,
+            next: self.carries_after(plus),
         }
+    }
+}
+
+impl Classes<u64> {
+    /// The carries of the window that follows this one (its byte `pos - 1` is this
+    /// one's bit [`WINDOW`]), from this one's last significant byte before it;
+    /// `None` where there is none (the scalar look back decides).
+    #[inline(always)]
+    fn carries_after(&self, plus: u64) -> Option<Carries> {
+        if self.space >> WINDOW & 1 == 0 {
+            // A significant byte starts the next window: nothing carries.
+            return Some(Carries::default());
+        }
+        let significant = !self.space & ((1 << WINDOW) - 1);
+        let k = significant.checked_ilog2()?;
+        let [_, _, open, close, comma, ..] = self.grammar;
+        let term = (self.name | close) >> k & 1 != 0;
+        Some(Carries {
+            term,
+            comma: comma >> k & 1 != 0,
+            open: open >> k & 1 != 0,
+            plus: plus >> k & 1 != 0,
+            other: !term,
+            inside: false,
+        })
     }
 }
 
 /// What the bytes before a window say of its first ones: whether the last
 /// significant byte before its leading whitespace ends a term, is a `,`, opens a
 /// list or is something else, and whether the window starts inside an address.
-#[derive(Clone, Copy, Default, Debug)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 struct Carries {
     term: bool,
     comma: bool,
@@ -731,6 +766,12 @@ mod tests {
                                 assert_eq!(counted.slip(), slip, "{src:?} from {pos}");
                             }
                         }
+                    }
+                    // The carries it hands the next window are the ones looking back
+                    // finds.
+                    if let Some(next) = fresh.next {
+                        let back = Carries::before(&src, pos + WINDOW, None);
+                        assert_eq!(next, back, "{src:?} after the window at {pos}");
                     }
                     #[cfg(target_arch = "x86_64")]
                     if std::arch::is_x86_feature_detected!("avx2") {

@@ -237,6 +237,17 @@ fn check_header_order(m: &Module, diagnostics: &mut Vec<Diagnostic>) {
 mod tests {
     use super::*;
 
+    /// The codes of the diagnostics of `text` after a `.version 7.0`, `sm_80`,
+    /// 64-bit header (`head` replaces it where given).
+    fn codes_of(head: &str, text: &str) -> Vec<crate::diag::Code> {
+        let src = format!("{head}{text}");
+        parse_module(FileId(0), src.as_bytes())
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .collect()
+    }
+
     /// Every fixture parses to the same module (and diagnostics) with its bodies
     /// walked one by one and in parallel groups of one body each.
     #[test]
@@ -327,14 +338,7 @@ mod tests {
     fn parameter_lists_follow_ptxas() {
         use crate::diag::Code;
         let head = ".version 7.0\n.target sm_80\n.address_size 64\n";
-        let codes = |item: &str| -> Vec<Code> {
-            let src = format!("{head}{item}\n");
-            parse_module(FileId(0), src.as_bytes())
-                .diagnostics
-                .iter()
-                .map(|d| d.code)
-                .collect()
-        };
+        let codes = |item: &str| codes_of(head, &format!("{item}\n"));
         let body = "{\nret;\n}";
         assert_eq!(
             codes(&format!(".visible .entry k(.reg .u32 x)\n{body}")),
@@ -371,14 +375,7 @@ mod tests {
     #[test]
     fn initializer_lists_fit_their_arrays() {
         let head = ".version 7.0\n.target sm_80\n.address_size 64\n";
-        let codes = |decl: &str| -> Vec<crate::diag::Code> {
-            let src = format!("{head}.visible .global {decl};\n");
-            parse_module(FileId(0), src.as_bytes())
-                .diagnostics
-                .iter()
-                .map(|d| d.code)
-                .collect()
-        };
+        let codes = |decl: &str| codes_of(head, &format!(".visible .global {decl};\n"));
         for decl in [
             ".u32 a[2] = {1,2,3}",
             ".u32 a[2][2] = {1,2,3,4}",
@@ -406,14 +403,7 @@ mod tests {
     #[test]
     fn extern_functions_are_not_also_declared_otherwise() {
         let head = ".version 7.0\n.target sm_80\n.address_size 64\n";
-        let codes = |body: &str| -> Vec<crate::diag::Code> {
-            let src = format!("{head}{body}");
-            parse_module(FileId(0), src.as_bytes())
-                .diagnostics
-                .iter()
-                .map(|d| d.code)
-                .collect()
-        };
+        let codes = |body: &str| codes_of(head, body);
         let refused = crate::diag::Code::ExternConflict;
         for body in [
             ".extern .func f;\n.visible .func f\n{\nret;\n}\n",
@@ -441,14 +431,7 @@ mod tests {
     fn linkage_directives_follow_ptxas() {
         use crate::diag::Code::{ExternConflict, Linkage, LinkageConflict};
         let head = ".version 8.5\n.target sm_80\n.address_size 64\n";
-        let codes = |body: &str| -> Vec<crate::diag::Code> {
-            let src = format!("{head}{body}");
-            parse_module(FileId(0), src.as_bytes())
-                .diagnostics
-                .iter()
-                .map(|d| d.code)
-                .collect()
-        };
+        let codes = |body: &str| codes_of(head, body);
         // `.common` is for `.global` variables alone ("Parsing error near '.func'",
         // ".common variables must be declared in .global space").
         for body in [
@@ -531,14 +514,7 @@ mod tests {
     #[test]
     fn module_scope_local_and_tex_variables_are_refused() {
         let head = ".version 8.5\n.target sm_80\n.address_size 64\n";
-        let codes = |body: &str| -> Vec<crate::diag::Code> {
-            let src = format!("{head}{body}");
-            parse_module(FileId(0), src.as_bytes())
-                .diagnostics
-                .iter()
-                .map(|d| d.code)
-                .collect()
-        };
+        let codes = |body: &str| codes_of(head, body);
         for body in [
             ".local .u32 x;",
             ".visible .local .u32 x;",

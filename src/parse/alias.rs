@@ -73,10 +73,11 @@ pub(super) fn alias_refusal(
         .map(|why| format!("the prototypes of alias `{a}` and aliasee `{b}` differ: {why}"))
 }
 
-/// How two prototypes differ for ptxas's alias check, which wants the same number of
-/// parameters and return values, each of the same type (`.u32` is not `.b32`),
-/// vector width, alignment and shape.
-fn prototype_difference(a: &Signature, b: &Signature) -> Option<String> {
+/// How two prototypes differ for ptxas's alias check, and its check of one module's
+/// declarations of a function ("Inconsistent prototypes"), which want the same number
+/// of parameters and return values (none where no list is written), each of the same
+/// type (`.u32` is not `.b32`), vector width, alignment and shape; names may differ.
+pub(super) fn prototype_difference(a: &Signature, b: &Signature) -> Option<String> {
     fn lists(s: &Signature) -> [&[Param]; 2] {
         [s.returns().unwrap_or(&[]), s.params().unwrap_or(&[])]
     }

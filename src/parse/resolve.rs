@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::alias::alias_refusal;
 use super::body::{walk_body, BodyCtx, BodyNames};
-use super::calls::check_calls;
+use super::calls::{check_calls, check_prototypes_agree};
 use super::deferred::DeferredBodies;
 use super::names::Names;
 use crate::diag::{Code, Diagnostic};
@@ -182,6 +182,7 @@ pub(crate) fn resolve(
 
     refs.sort_by_key(|r| (r.span.lo, r.span.hi));
     check_calls(m, src, &names, &symbols, &refs, &calls, errors);
+    check_prototypes_agree(m, src, &symbols, errors);
     m.symbols = symbols;
     m.references = refs;
     m.locs = locs;

@@ -345,6 +345,46 @@ fn scalar_types_compatible(a: Type, b: Type) -> bool {
         }
 }
 
+/// One error for each later declaration of a function of `m` whose prototype differs
+/// from its first declaration's (ptxas 12.9: "Inconsistent prototypes of 'f',
+/// parameter types differ", also for `.f32` against `.b32`, a list against none,
+/// declarations and definitions alike; other parameter names are fine).
+pub(super) fn check_prototypes_agree(
+    m: &Module,
+    src: &[u8],
+    symbols: &[Symbol],
+    errors: &mut Vec<Diagnostic>,
+) {
+    let signature = |item: crate::ir::ItemId| match &m.items[item.0 as usize].kind {
+        ItemKind::Function(f) => Some(&f.signature),
+        _ => None,
+    };
+    for symbol in symbols.iter().filter(|s| s.decls.iter().nth(1).is_some()) {
+        let first = symbol.decls.first();
+        let Some(want) = signature(first.item) else {
+            continue;
+        };
+        for later in symbol.decls.iter().skip(1) {
+            let Some(why) = signature(later.item).and_then(|have| prototype_difference(want, have))
+            else {
+                continue;
+            };
+            let name = String::from_utf8_lossy(&src[later.name.range()]);
+            errors.push(
+                Diagnostic::error(
+                    Code::PrototypeMismatch,
+                    m.file,
+                    later.name,
+                    format!(
+                        "this declaration of `{name}` has another prototype than the first: {why}"
+                    ),
+                )
+                .with_note(m.file, first.name, "first declared here"),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::diag::Code;
@@ -522,46 +562,6 @@ mod tests {
         for space in [".shared", ".local", ".global", ".const"] {
             let proto = format!("pr: .callprototype _ (.param .b32 _, {space} .b32 _);");
             assert_eq!(refusals(none, &proto), [(Code::Syntax, 9)], "{space}");
-        }
-    }
-}
-
-/// One error for each later declaration of a function of `m` whose prototype differs
-/// from its first declaration's (ptxas 12.9: "Inconsistent prototypes of 'f',
-/// parameter types differ", also for `.f32` against `.b32`, a list against none,
-/// declarations and definitions alike; other parameter names are fine).
-pub(super) fn check_prototypes_agree(
-    m: &Module,
-    src: &[u8],
-    symbols: &[Symbol],
-    errors: &mut Vec<Diagnostic>,
-) {
-    let signature = |item: crate::ir::ItemId| match &m.items[item.0 as usize].kind {
-        ItemKind::Function(f) => Some(&f.signature),
-        _ => None,
-    };
-    for symbol in symbols.iter().filter(|s| s.decls.iter().nth(1).is_some()) {
-        let first = symbol.decls.first();
-        let Some(want) = signature(first.item) else {
-            continue;
-        };
-        for later in symbol.decls.iter().skip(1) {
-            let Some(why) = signature(later.item).and_then(|have| prototype_difference(want, have))
-            else {
-                continue;
-            };
-            let name = String::from_utf8_lossy(&src[later.name.range()]);
-            errors.push(
-                Diagnostic::error(
-                    Code::PrototypeMismatch,
-                    m.file,
-                    later.name,
-                    format!(
-                        "this declaration of `{name}` has another prototype than the first: {why}"
-                    ),
-                )
-                .with_note(m.file, first.name, "first declared here"),
-            );
         }
     }
 }

@@ -7,7 +7,7 @@ use super::class::{modifier_end, CLASS, DIGIT, FOLLOW, ID_START, WS};
 use super::compact::Mark;
 use super::defs::Def;
 use super::grammar::instruction_slip;
-use super::operand_skip::{name_end_cached, next_operand_event, space_end_cached, Juxtaposed};
+use super::operand_skip::{name_end_cached, next_operand_event, space_end_cached, Passed};
 use super::scan::skip_whitespace;
 use super::shape::{register_declaration_end, simple_literal_end, starts_identifier};
 use super::{Lexer, Token, TokenKind};
@@ -127,7 +127,7 @@ impl Lexer<'_> {
                 return Some(after + 1);
             }
         }
-        let mut juxtaposed = Juxtaposed::default();
+        let mut juxtaposed = Passed::default();
         loop {
             p = next_operand_event(src, p, &mut self.events, &mut juxtaposed)?;
             let b = src[p];
@@ -252,7 +252,7 @@ impl Lexer<'_> {
         let src = self.src;
         let mut depth = 0u32;
         let mut pos = self.pos;
-        let mut juxtaposed = Juxtaposed::default();
+        let mut juxtaposed = Passed::default();
         loop {
             // Every step ends at a byte that is not a name character, or at one
             // whose predecessor is not a name character, `%` or `.`: the vector

@@ -310,13 +310,13 @@ fn find(
 /// operand, which a well-formed one never has. Only "none", "one" and "more" matter, which needs no
 /// bit count.
 #[derive(Clone, Copy, Default)]
-pub(super) struct Juxtaposed {
+pub(super) struct Passed {
     one: bool,
     more: bool,
     comma: bool,
 }
 
-impl Juxtaposed {
+impl Passed {
     /// Adds the juxtapositions of `marks` (one bit each) and the commas of `commas`.
     #[inline(always)]
     fn add(&mut self, marks: u64, commas: u64) {
@@ -346,7 +346,7 @@ pub(super) fn next_operand_event(
     src: &[u8],
     mut pos: usize,
     cache: &mut Events,
-    juxtaposed: &mut Juxtaposed,
+    juxtaposed: &mut Passed,
 ) -> Option<usize> {
     loop {
         let off = pos.wrapping_sub(cache.base);
@@ -753,7 +753,7 @@ mod tests {
                                 (pos..i).all(|k| skipped(&src, k) && !marks(&src, pos - 1, c, k).1);
                             if first {
                                 let mut cache = fresh;
-                                let mut counted = Juxtaposed::default();
+                                let mut counted = Passed::default();
                                 let found = next_operand_event(&src, pos, &mut cache, &mut counted);
                                 assert_eq!(found, Some(i), "{src:?} from {pos}");
                                 let want = (pos..=i).filter(|&k| marks(&src, pos - 1, c, k).0);
@@ -788,8 +788,7 @@ mod tests {
                 // Through a carried cache: the position found is one the loaded
                 // window marks (`None`: the scan ran into the last bytes).
                 let cache = &mut carried[pass];
-                if let Some(got) = next_operand_event(&src, pos, cache, &mut Juxtaposed::default())
-                {
+                if let Some(got) = next_operand_event(&src, pos, cache, &mut Passed::default()) {
                     assert!(got >= pos && got < len, "{src:?} from {pos}: {got}");
                     let off = got - cache.base;
                     let marked = cache.mask >> off & 1 != 0;

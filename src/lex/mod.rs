@@ -32,6 +32,7 @@ use crate::source::{FileId, Span};
 
 mod class;
 mod compact;
+mod declared;
 mod defer;
 mod defs;
 mod grammar;
@@ -45,6 +46,7 @@ use class::is;
 /// For the IR's test that its state spaces are the lexer's.
 #[cfg(test)]
 pub(crate) use class::is_state_space;
+pub(crate) use declared::declared_before;
 pub(crate) use defs::{clashes, declares, Def};
 pub(crate) use grammar::instruction_slip;
 

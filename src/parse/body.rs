@@ -16,13 +16,13 @@ use super::cursor::Cursor;
 use super::decl::{check_variable, declarator, type_spec};
 use super::items::{loc_args, pragma};
 use super::names::Names;
-use super::scope::{Local, Scope};
+use super::scope::{is_special_register, Local, Scope};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
     SymbolId,
 };
-use crate::lex::{clashes, declares, instruction_slip, Def, Token, TokenKind};
+use crate::lex::{clashes, declared_before, declares, instruction_slip, Def, Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Names defined inside bodies (labels, function-scope variables), for debug sections
@@ -372,10 +372,32 @@ impl<'s> Walker<'s, '_, '_> {
         };
         if element {
             let module_scope = self.names.get(name).is_some();
-            let refusal = operand_refusal(self.c.file, self.src, span, found, module_scope);
-            self.c.errors.extend(refusal);
+            if found.is_some() || module_scope || !self.declared_unseen(span) {
+                let refusal = operand_refusal(self.c.file, self.src, span, found, module_scope);
+                self.c.errors.extend(refusal);
+            }
         }
         CallOperand { span, decl }
+    }
+
+    /// Whether the `%`-name at `span`, absent from the walk's scope, is declared
+    /// where it is used by a declaration the walk did not see: a compactly lexed
+    /// body leaves plain register declarations out (`lex::declared_before` reads
+    /// the body again), and a special register (`%laneid`) needs none. In a body
+    /// lexed in full the scope holds every declaration.
+    fn declared_unseen(&self, span: Span) -> bool {
+        let name = &self.src[span.range()];
+        if !name.starts_with(b"%") {
+            return false;
+        }
+        if is_special_register(name) {
+            return true;
+        }
+        if self.complete {
+            return false;
+        }
+        let open = self.c.toks.first().map_or(0, |t| t.lo as usize);
+        declared_before(self.src, open, span.lo as usize, name)
     }
 
     /// The elements of a call's list `toks` (inside its parentheses), as call
@@ -429,6 +451,7 @@ impl<'s> Walker<'s, '_, '_> {
         let Some(callee) = toks.get(i).filter(|t| t.kind == TokenKind::Ident) else {
             return;
         };
+        self.check_register_callee(callee.span());
         let mut args = Box::default();
         if toks.get(i + 1).is_some_and(|t| punct(t, b","))
             && toks.get(i + 2).is_some_and(|t| punct(t, b"("))
@@ -446,6 +469,34 @@ impl<'s> Walker<'s, '_, '_> {
             rets,
             args,
         });
+    }
+
+    /// Refuses the callee at `span` if it is a `%`-name declared neither in the body
+    /// nor at module scope: ptxas takes it for an indirect call's register and finds
+    /// none ("Call to '%rd3' requires call prototype").
+    fn check_register_callee(&mut self, span: Span) {
+        let name = &self.src[span.range()];
+        if !name.starts_with(b"%")
+            || self.scope.find(self.src, name).is_some()
+            || self.names.get(name).is_some()
+            || self.declared_unseen(span)
+        {
+            return;
+        }
+        let name = String::from_utf8_lossy(name);
+        let d = Diagnostic::error(
+            Code::CallArgument,
+            self.c.file,
+            span,
+            format!(
+                "call target `{name}` is not declared in this block or an enclosing one before \
+                 the call (ptxas: \"Call to '{name}' requires call prototype\")"
+            ),
+        )
+        .with_help(
+            "declare the register that holds the function's address, or call the function by name",
+        );
+        self.c.errors.push(d);
     }
 
     /// Scans operands up to the terminating `;`, recording references.

@@ -22,8 +22,9 @@ use crate::source::{FileId, Span};
 /// Why ptxas refuses the call operand at `span`, an identifier that is a whole
 /// element of its list, which the body's scope resolves to `found`; `module_scope`
 /// when it names a module-scope symbol instead (judged by [`check_calls`], which
-/// knows the symbol). `%`-names are never judged: the compact lexer leaves plain
-/// register declarations out of the scope.
+/// knows the symbol). The caller judges a `%`-name only where it knows every
+/// declaration before it (the compact lexer leaves plain register declarations out
+/// of the scope).
 pub(super) fn operand_refusal(
     file: FileId,
     src: &[u8],
@@ -32,9 +33,6 @@ pub(super) fn operand_refusal(
     module_scope: bool,
 ) -> Option<Diagnostic> {
     let name = String::from_utf8_lossy(&src[span.range()]);
-    if name.starts_with('%') {
-        return None;
-    }
     let declared_here =
         |d: Diagnostic, at: Span| d.with_note(file, at, format!("`{name}` is declared here"));
     match found {
@@ -413,9 +411,11 @@ mod tests {
     }
 
     /// Each operand as ptxas 12.9 judged it (docs/linking.md): `.param` and `.reg`
-    /// variables, `.reg` parameters, registers, immediates and `WARP_SZ` pass; other
-    /// spaces, module-scope symbols, `.param` parameters and names not in scope do
-    /// not, judged before the callee (an indirect call's too).
+    /// variables, `.reg` parameters, registers, immediates and `WARP_SZ` pass (and
+    /// special registers, which ptxas refuses with another message, are left to it);
+    /// other spaces, module-scope symbols, `.param` parameters and names not in
+    /// scope, `%`-names too, do not, judged before the callee (an indirect call's
+    /// too).
     #[test]
     fn operands_are_refused_as_ptxas_refuses_them() {
         let f = ".extern .func f(.param .b32 a);";
@@ -425,7 +425,7 @@ mod tests {
             ".reg .b32 p<3>;\ncall.uni f, (p2);",
             "call.uni f, (rin);",
             "call.uni f, (%r1);",
-            "call.uni f, (%undeclared);",
+            "call.uni f, (%laneid);",
             "call.uni f, (7);",
             "call.uni f, (WARP_SZ);",
             ".param .b32 p;\n{\ncall.uni f, (p);\n}",
@@ -434,6 +434,8 @@ mod tests {
             assert_eq!(refusals(f, fine), [], "{fine}");
         }
         for (refused, line) in [
+            ("call.uni f, (%undeclared);", 9),
+            ("call.uni f, (%r2);", 9),
             (".shared .b32 p;\ncall.uni f, (p);", 10),
             (".local .b32 p;\ncall.uni f, (p);", 10),
             (".global .b32 p;\ncall.uni f, (p);", 10),

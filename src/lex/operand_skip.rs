@@ -245,10 +245,11 @@ pub(super) struct Events {
     /// Bit j: position `base + j` is an event or breaks the operand grammar (j <
     /// [`WINDOW`]).
     mask: u64,
-    /// Bit j: byte `base + j` is a name character (the lexer's `FOLLOW`).
-    name: u64,
-    /// Bit j: byte `base + j` is whitespace (the lexer's `WS`).
-    space: u64,
+    /// Bit j: byte `base + j` is not a name character (the lexer's `FOLLOW`; j <
+    /// [`WINDOW`]).
+    not_name: u64,
+    /// Bit j: byte `base + j` is not whitespace (the lexer's `WS`; j < [`WINDOW`]).
+    not_space: u64,
     /// Bit j: position `base + j` starts a term right after another (whitespace
     /// aside), which is a slip unless it is an instruction's first operand.
     juxtaposed: u64,
@@ -270,8 +271,8 @@ impl Events {
         Events {
             base: Events::NONE,
             mask: 0,
-            name: 0,
-            space: 0,
+            not_name: 0,
+            not_space: 0,
             juxtaposed: 0,
             gram: 0,
             comma: 0,
@@ -280,9 +281,9 @@ impl Events {
     }
 }
 
-/// The first position at or after `pos` whose bit `pick` sets in the windows, loading
-/// windows as needed; where no window fits (the last 64 bytes of `src`), `scalar`
-/// answers from there.
+/// The first position at or after `pos` whose bit `pick` sets in a window's decided
+/// bits, loading windows as needed; where no window fits (the last 64 bytes of
+/// `src`), `scalar` answers from there.
 #[inline(always)]
 fn find(
     src: &[u8],
@@ -294,7 +295,7 @@ fn find(
     loop {
         let off = pos.wrapping_sub(cache.base);
         if off < WINDOW {
-            let bits = (pick(cache) & DECIDED) >> off;
+            let bits = pick(cache) >> off;
             if bits != 0 {
                 return pos + bits.trailing_zeros() as usize;
             }
@@ -433,7 +434,7 @@ pub(super) fn name_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> usi
         src,
         pos,
         cache,
-        |e| !e.name,
+        |e| e.not_name,
         |src, pos| {
             src[pos..]
                 .iter()
@@ -447,35 +448,105 @@ pub(super) fn name_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> usi
 /// through `cache`. `pos` must be at least 1.
 #[inline(always)]
 pub(super) fn space_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> usize {
-    find(src, pos, cache, |e| !e.space, super::scan::skip_whitespace)
+    find(
+        src,
+        pos,
+        cache,
+        |e| e.not_space,
+        super::scan::skip_whitespace,
+    )
 }
 
 /// Loads the window at `pos` into `cache`; false where it does not fit in `src`
 /// (or the CPU has no SSSE3).
-#[inline(never)]
+#[inline(always)]
 fn load_window(src: &[u8], pos: usize, cache: &mut Events) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if pos >= 1 && pos - 1 + 64 <= src.len() {
-        // Right after the window in the cache, that one knows this one's carries.
-        // Elsewhere the carries are looked up byte by byte.
-        if pos != cache.base.wrapping_add(WINDOW) {
-            cache.next = Carries::before(src, pos);
-        }
-        if std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("pclmulqdq")
-        {
-            // SAFETY: the CPU has AVX2 and PCLMULQDQ (checked just above), and bytes
-            // `pos - 1 .. pos + 63` are inside `src`.
-            unsafe { window_avx2(src, pos, cache) };
-            return true;
-        }
-        if std::arch::is_x86_feature_detected!("ssse3") {
-            // SAFETY: as above, with SSSE3.
-            unsafe { window_ssse3(src, pos, cache) };
-            return true;
-        }
+    {
+        let load = LOADER.load(std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: `LOADER` only ever holds a `Loader` (`detect` or one it chose for
+        // this CPU).
+        unsafe { std::mem::transmute::<*mut (), Loader>(load)(src, pos, cache) }
     }
-    let _ = (src, pos, cache);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (src, pos, cache);
+        false
+    }
+}
+
+/// A window loader for one instruction set: [`load_window`]'s contract, callable
+/// only where the CPU has that set.
+#[cfg(target_arch = "x86_64")]
+type Loader = unsafe fn(&[u8], usize, &mut Events) -> bool;
+
+/// The loader for this CPU, chosen at the first load (a pointer rather than a
+/// feature test at each load: a window is loaded every 62 bytes of a body, and the
+/// tests and a second call cost a visible share of a load).
+#[cfg(target_arch = "x86_64")]
+static LOADER: std::sync::atomic::AtomicPtr<()> =
+    std::sync::atomic::AtomicPtr::new(detect as Loader as *mut ());
+
+/// Chooses the loader for this CPU, and loads with it.
+#[cfg(target_arch = "x86_64")]
+unsafe fn detect(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    let load: Loader = if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("pclmulqdq")
+    {
+        load_avx2
+    } else if std::arch::is_x86_feature_detected!("ssse3") {
+        load_ssse3
+    } else {
+        load_none
+    };
+    LOADER.store(load as *mut (), std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: the CPU has what `load` needs (detected just above).
+    unsafe { load(src, pos, cache) }
+}
+
+/// Whether the window at `pos` (bytes `pos - 1 .. pos + 63`) fits in `src`; if so,
+/// sets `cache.next` to its carries, which the window in the cache knows where it
+/// is the one just before.
+#[inline(always)]
+fn prepare(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    if pos == 0 || pos - 1 + 64 > src.len() {
+        return false;
+    }
+    // Elsewhere they are looked up byte by byte.
+    if pos != cache.base.wrapping_add(WINDOW) {
+        cache.next = Carries::before(src, pos);
+    }
+    true
+}
+
+/// [`load_window`] with AVX2 and PCLMULQDQ.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,pclmulqdq")]
+unsafe fn load_avx2(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    if !prepare(src, pos, cache) {
+        return false;
+    }
+    // SAFETY: the CPU has AVX2 and PCLMULQDQ (this function's contract), and the
+    // window fits.
+    unsafe { window_avx2(src, pos, cache) };
+    true
+}
+
+/// [`load_window`] with SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+unsafe fn load_ssse3(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    if !prepare(src, pos, cache) {
+        return false;
+    }
+    // SAFETY: the CPU has SSSE3 (this function's contract), and the window fits.
+    unsafe { window_ssse3(src, pos, cache) };
+    true
+}
+
+/// [`load_window`] without the vector instructions it needs: no window fits.
+#[cfg(target_arch = "x86_64")]
+unsafe fn load_none(_: &[u8], _: usize, _: &mut Events) -> bool {
     false
 }
 
@@ -553,8 +624,8 @@ impl Classes<u64> {
         Events {
             base: pos,
             mask: ((self.events() | gram) >> 1) & DECIDED,
-            name: name >> 1,
-            space: space >> 1,
+            not_name: !(name >> 1) & DECIDED,
+            not_space: !(space >> 1) & DECIDED,
             juxtaposed: (juxtaposed >> 1) & DECIDED,
             comma: (comma >> 1) & DECIDED,
             gram: (gram >> 1) & DECIDED,
@@ -640,8 +711,12 @@ impl Carries {
 /// returned value, its fields were read back before the stores that wrote them
 /// had landed: a 16-byte load of fields just written by 8-byte stores cannot be
 /// forwarded, and stalls (a visible share of a link's time in `perf`).
+///
+/// # Safety
+/// The CPU has AVX2 and PCLMULQDQ (the caller is compiled with them, so this
+/// inlines), and the window is in `src`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,pclmulqdq")]
+#[inline(always)]
 unsafe fn window_avx2(src: &[u8], pos: usize, out: &mut Events) {
     let at = src.as_ptr().add(pos - 1);
     let parts = [classify32(at), classify32(at.add(32))];
@@ -696,9 +771,14 @@ unsafe fn classify32(at: *const u8) -> Classes<u64> {
     }
 }
 
-/// The window of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`.
+/// The window of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`,
+/// with the carries in `out`.
+///
+/// # Safety
+/// The CPU has SSSE3 (the caller is compiled with it, so this inlines), and the
+/// window is in `src`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "ssse3")]
+#[inline(always)]
 unsafe fn window_ssse3(src: &[u8], pos: usize, out: &mut Events) {
     let at = src.as_ptr().add(pos - 1);
     let parts = [0, 1, 2, 3].map(|i| classify16(at.add(16 * i)));
@@ -871,13 +951,11 @@ mod tests {
                     if std::arch::is_x86_feature_detected!("avx2")
                         && std::arch::is_x86_feature_detected!("pclmulqdq")
                     {
-                        // SAFETY: the CPU has AVX2 and PCLMULQDQ (and so SSSE3); the
-                        // window is in `src`.
+                        // SAFETY: the CPU has AVX2 and PCLMULQDQ (and so SSSE3).
                         let (mut a, mut b) = (Events::new(), Events::new());
-                        (a.next, b.next) = (c, c);
                         unsafe {
-                            window_ssse3(&src, pos, &mut a);
-                            window_avx2(&src, pos, &mut b);
+                            assert!(load_ssse3(&src, pos, &mut a));
+                            assert!(load_avx2(&src, pos, &mut b));
                         }
                         let bits = |e: &Events| (e.mask, e.juxtaposed, e.gram, e.next);
                         assert_eq!(bits(&a), bits(&b), "{src:?} at {pos}");

@@ -337,9 +337,9 @@ impl Passed {
     }
 
     /// Adds the juxtapositions of `marks` (one bit each) and the commas of `commas`,
-    /// both counted from the same position. Only "none", "one" and "more" matter,
-    /// which needs no bit count: a juxtaposition counted before is a mark below bit
-    /// 0 (the ranges are at most [`WINDOW`] bits, so shifting them up loses none).
+    /// bits of one window. Only "none", "one" and "more" matter, which needs no bit
+    /// count: a juxtaposition counted before is a mark below them all (a window has
+    /// [`WINDOW`] bits, so shifting them up loses none).
     #[inline(always)]
     fn add(&mut self, marks: u64, commas: u64) {
         let marks = marks << 1 | self.one as u64;
@@ -353,12 +353,9 @@ impl Passed {
     /// whose window was replaced).
     #[inline(always)]
     fn count(&mut self, cache: &Events, to: usize) {
-        let lo = self.from.max(cache.base) - cache.base;
-        let through = (2u64 << (to - cache.base)) - 1;
-        self.add(
-            (cache.juxtaposed & through) >> lo,
-            (cache.comma & through) >> lo,
-        );
+        let from = self.from.saturating_sub(cache.base);
+        let range = (u64::MAX << from) & (u64::MAX >> (63 - (to - cache.base)));
+        self.add(cache.juxtaposed & range, cache.comma & range);
         self.from = to + 1;
     }
 

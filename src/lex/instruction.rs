@@ -127,12 +127,12 @@ impl Lexer<'_> {
                 return Some(after + 1);
             }
         }
-        let mut juxtaposed = Passed::default();
+        let mut passed = Passed::new(p);
         loop {
-            p = next_operand_event(src, p, &mut self.events, &mut juxtaposed)?;
+            p = next_operand_event(src, p, &mut self.events, &mut passed)?;
             let b = src[p];
             if b == b';' {
-                let sound = !juxtaposed.slip() && !self.events.breaks_grammar(p);
+                let sound = !passed.slip(&self.events, p) && !self.events.breaks_grammar(p);
                 return sound.then_some(p + 1);
             }
             let class = CLASS[b as usize];
@@ -143,6 +143,8 @@ impl Lexer<'_> {
                 if self.events.breaks_grammar(p) {
                     return None;
                 }
+                // The name may run into the next window, which replaces this one.
+                passed.settle(&self.events, p);
                 let name = p;
                 p = name_end_cached(src, p + 1, &mut self.events);
                 if may.may_be_symbol(&src[name..p]) {
@@ -247,25 +249,24 @@ impl Lexer<'_> {
 
     /// An instruction's modifiers and operands, through its `;`, keeping only
     /// identifiers other than `%`-names, braces and the `;`. The bytes in between are
-    /// skipped 64 at a time ([`next_event_cached`]); this loop sees only the others.
+    /// skipped 64 at a time ([`next_operand_event`]); this loop sees only the others.
     fn operands(&mut self) -> Option<Outcome> {
         let src = self.src;
         let mut depth = 0u32;
         let mut pos = self.pos;
-        let mut juxtaposed = Passed::default();
+        let mut passed = Passed::new(pos);
         loop {
             // Every step ends at a byte that is not a name character, or at one
             // whose predecessor is not a name character, `%` or `.`: the vector
             // scan's rule for name characters holds from there.
-            let Some(event) = next_operand_event(src, pos, &mut self.events, &mut juxtaposed)
-            else {
+            let Some(event) = next_operand_event(src, pos, &mut self.events, &mut passed) else {
                 return Some(Outcome::Full);
             };
             pos = event;
             // Other marks stop the loop at bytes it never stops at otherwise (`,`,
             // brackets, modifiers), which `operand_step` gives up on.
             let end = src[pos] == b';';
-            if end && (juxtaposed.slip() || self.events.breaks_grammar(pos)) {
+            if end && (passed.slip(&self.events, pos) || self.events.breaks_grammar(pos)) {
                 return Some(Outcome::Full);
             }
             match self.operand_step(&mut pos, &mut depth)? {
@@ -490,6 +491,28 @@ mod tests {
         ] {
             assert!(has_slip(stmt), "{stmt}");
             assert_eq!(compacted(stmt), [false, false], "{stmt}");
+        }
+    }
+
+    /// `.reg` is doubted wherever it falls in the operand scan's windows (its `g`
+    /// may be in the next window), and a modifier that only starts like it is not.
+    #[test]
+    fn reg_is_doubted_across_window_ends() {
+        for pad in 0..70 {
+            let pad = " ".repeat(pad);
+            for stmt in ["ld.reg.b32 %r1, [p];", "ld.global.reg %r1, [p];"] {
+                assert_eq!(
+                    compacted(&format!("{pad}{stmt}")),
+                    [false, false],
+                    "{pad}{stmt}"
+                );
+            }
+            let stmt = "ld.relaxed.gpu.u32 %r1, [p];";
+            assert_eq!(
+                compacted(&format!("{pad}{stmt}")),
+                [true, true],
+                "{pad}{stmt}"
+            );
         }
     }
 

@@ -11,13 +11,16 @@
 //!
 //! Each window also marks where the operand grammar (`grammar.rs`) may be broken,
 //! without adding events where it holds: a term start whose previous significant
-//! byte ends a term (a juxtaposition: counted, see [`next_operand_event`]), and (in
-//! [`Events::breaks_grammar`]) a `,` or `)` after a `,`, an empty place after `[` or
-//! `{` or before `]`, `}` or `;`, and brackets that do not alternate. The previous
-//! significant byte of every position is found at once by an addition whose carries
-//! run through the whitespace (bit tricks as in simdjson): `(space + (A << 1)) &
-//! !space` sets the first non-space bit after each bit of A; whether a position is
-//! inside an address is the parity of the brackets before it, a prefix XOR.
+//! byte ends a term (a juxtaposition: counted, see [`Passed`]), and (in
+//! [`Events::breaks_grammar`]) a `,` or modifier after a `,`, an empty place after `[`
+//! or `{` or before `]`, `}` or `;`, a name after `+`, `.reg`, and brackets that do
+//! not alternate. The previous significant byte of every position is found at once by
+//! an addition whose carries run through the whitespace (bit tricks as in simdjson):
+//! `(space + (A << 1)) & !space` sets the first non-space bit after each bit of A;
+//! whether a position is inside an address is the parity of the brackets before it, a
+//! prefix XOR (one carry-less multiplication). A window hands the next one the carries
+//! of its additions and its parity, so a scan through contiguous windows looks nothing
+//! up byte by byte.
 //!
 //! A byte is skipped exactly when the byte-by-byte loop would skip it with no effect,
 //! judging only from it and its two neighbours:
@@ -30,7 +33,7 @@
 //! that by stepping byte by byte while the byte before is one of those three.
 //!
 //! The operand loop asks once per token it keeps, a few times per instruction, so
-//! [`next_event_cached`] classifies 64 bytes at once and keeps the result: most
+//! [`next_operand_event`] classifies 64 bytes at once and keeps the result: most
 //! calls then fall in the window the previous one loaded.
 
 /// Bytes always skipped: whitespace (as the lexer's `WS` class) and the punctuation
@@ -132,37 +135,35 @@ struct Classes<T> {
     name: T,
     pct: T,
     dot: T,
-    digit: T,
+    /// Name characters but digits.
+    alpha: T,
     space: T,
-    /// The grammar's bytes: `[`, `]`, `[` or `{`, `]` or `}`, `,`, `;`, the
-    /// letters of `.reg`, and `+`.
+    /// The grammar's bytes: `[` or `{`, `]` or `}`, `,`, `;`, `+`, and `g` (the last
+    /// letter of `.reg`). (`[` and `]` are the first two's plain bytes.)
     grammar: [T; GRAMMAR],
 }
 
 /// How many masks [`Classes::grammar`] has.
-const GRAMMAR: usize = 10;
+const GRAMMAR: usize = 6;
 
 /// The grammar's masks of the bytes `v` (one vector), from `eq(b)`, the bytes equal
-/// to `b`, `or` and `mask` (the bits of a vector's bytes).
+/// to `b`, `eq_folded(b)`, the bytes equal to `b` once bit 5 is set in each (which
+/// folds `[` onto `{` and `]` onto `}`, and nothing else onto them), and `mask` (the
+/// bits of a vector's bytes).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn grammar_masks<V: Copy>(
     eq: impl Fn(u8) -> V,
-    or: impl Fn(V, V) -> V,
+    eq_folded: impl Fn(u8) -> V,
     mask: impl Fn(V) -> u64,
 ) -> [u64; GRAMMAR] {
-    let (lbr, rbr) = (eq(b'['), eq(b']'));
     [
-        mask(lbr),
-        mask(rbr),
-        mask(or(lbr, eq(b'{'))),
-        mask(or(rbr, eq(b'}'))),
+        mask(eq_folded(b'{')),
+        mask(eq_folded(b'}')),
         mask(eq(b',')),
         mask(eq(b';')),
-        mask(eq(b'r')),
-        mask(eq(b'e')),
-        mask(eq(b'g')),
         mask(eq(b'+')),
+        mask(eq(b'g')),
     ]
 }
 
@@ -170,12 +171,10 @@ impl Classes<u64> {
     /// Which bytes are not skipped, by the rules above: bit k needs bits k - 1 and
     /// k + 1, so the lowest and highest bits of the block are not decided.
     fn events(&self) -> u64 {
-        let next_name = self.name >> 1;
-        let next_digit = self.digit >> 1;
         let after_name = (self.name | self.pct | self.dot) << 1;
         let skip = self.plain
-            | (self.pct & next_name)
-            | (self.dot & next_name & !next_digit)
+            | (self.pct & (self.name >> 1))
+            | (self.dot & (self.alpha >> 1))
             | (self.name & after_name);
         !skip
     }
@@ -199,26 +198,31 @@ unsafe fn classify16(at: *const u8) -> Classes<u64> {
     let v = _mm_loadu_si128(at as *const __m128i);
     let lo = _mm_and_si128(v, low_nibble);
     let hi = _mm_and_si128(_mm_srli_epi16(v, 4), low_nibble);
-    let member = |(tlo, thi): ([u8; 16], [u8; 16])| {
+    // The bytes outside a set.
+    let outside = |(tlo, thi): ([u8; 16], [u8; 16])| {
         let t = _mm_and_si128(
             _mm_shuffle_epi8(table(tlo), lo),
             _mm_shuffle_epi8(table(thi), hi),
         );
-        (!(_mm_movemask_epi8(_mm_cmpeq_epi8(t, zero)) as u32) & 0xffff) as u64
+        _mm_cmpeq_epi8(t, zero)
     };
-    let is = |b: u8| _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32 as u64;
+    let mask = |m: __m128i| _mm_movemask_epi8(m) as u32 as u64;
+    let member = |set| !mask(outside(set)) & 0xffff;
+    let is = |b: u8| mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8)));
+    let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
     let grammar = grammar_masks(
         |b| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8)),
-        |a, b| _mm_or_si128(a, b),
-        |m| _mm_movemask_epi8(m) as u32 as u64,
+        |b| _mm_cmpeq_epi8(folded, _mm_set1_epi8(b as i8)),
+        mask,
     );
+    let not_name = outside(NAME);
+    let digit = _mm_cmplt_epi8(_mm_add_epi8(v, digit_bias), digit_limit);
     Classes {
         plain: member(PLAIN),
-        name: member(NAME),
+        name: !mask(not_name) & 0xffff,
         pct: is(b'%'),
         dot: is(b'.'),
-        digit: _mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, digit_bias), digit_limit)) as u32
-            as u64,
+        alpha: !mask(_mm_or_si128(not_name, digit)) & 0xffff,
         space: member(SPACE),
         grammar,
     }
@@ -241,10 +245,11 @@ pub(super) struct Events {
     /// Bit j: position `base + j` is an event or breaks the operand grammar (j <
     /// [`WINDOW`]).
     mask: u64,
-    /// Bit j: byte `base + j` is a name character (the lexer's `FOLLOW`).
-    name: u64,
-    /// Bit j: byte `base + j` is whitespace (the lexer's `WS`).
-    space: u64,
+    /// Bit j: byte `base + j` is not a name character (the lexer's `FOLLOW`; j <
+    /// [`WINDOW`]).
+    not_name: u64,
+    /// Bit j: byte `base + j` is not whitespace (the lexer's `WS`; j < [`WINDOW`]).
+    not_space: u64,
     /// Bit j: position `base + j` starts a term right after another (whitespace
     /// aside), which is a slip unless it is an instruction's first operand.
     juxtaposed: u64,
@@ -252,10 +257,9 @@ pub(super) struct Events {
     gram: u64,
     /// Bit j: byte `base + j` is a `,`.
     comma: u64,
-    /// Whether the byte before the next window's first is inside an address.
-    inside_at_end: bool,
-    /// The next window's other carries, where this window knows them.
-    next: Option<Carries>,
+    /// The carries of the window that follows this one (at `base + WINDOW`); while
+    /// a window is loaded, its own.
+    next: Carries,
 }
 
 impl Events {
@@ -267,20 +271,19 @@ impl Events {
         Events {
             base: Events::NONE,
             mask: 0,
-            name: 0,
-            space: 0,
+            not_name: 0,
+            not_space: 0,
             juxtaposed: 0,
             gram: 0,
             comma: 0,
-            inside_at_end: false,
-            next: None,
+            next: Carries::NONE,
         }
     }
 }
 
-/// The first position at or after `pos` whose bit `pick` sets in the windows, loading
-/// windows as needed; where no window fits (the last 64 bytes of `src`), `scalar`
-/// answers from there.
+/// The first position at or after `pos` whose bit `pick` sets in a window's decided
+/// bits, loading windows as needed; where no window fits (the last 64 bytes of
+/// `src`), `scalar` answers from there.
 #[inline(always)]
 fn find(
     src: &[u8],
@@ -292,7 +295,7 @@ fn find(
     loop {
         let off = pos.wrapping_sub(cache.base);
         if off < WINDOW {
-            let bits = (pick(cache) & DECIDED) >> off;
+            let bits = pick(cache) >> off;
             if bits != 0 {
                 return pos + bits.trailing_zeros() as usize;
             }
@@ -307,60 +310,101 @@ fn find(
 /// What an operand loop has passed of an instruction: juxtapositions (a term
 /// starting right after another, whitespace aside), of which a well-formed one has
 /// one at most, its first operand, and whether a comma came before that first
-/// operand, which a well-formed one never has. Only "none", "one" and "more" matter, which needs no
-/// bit count.
-#[derive(Clone, Copy, Default)]
+/// operand, which a well-formed one never has.
+///
+/// The windows' marks are counted a range at a time, not at each event: when the
+/// scan leaves a window, and at the `;` ([`Passed::slip`]). Between the events the
+/// operand loops step over tokens (names, numbers), inside which there are no marks,
+/// so every position from the first one counted to the `;` may be counted.
+#[derive(Clone, Copy)]
 pub(super) struct Passed {
+    /// The first position not counted yet.
+    from: usize,
+    /// A juxtaposition was counted.
     one: bool,
-    more: bool,
-    comma: bool,
+    /// A second juxtaposition, or a comma before the first.
+    slip: bool,
 }
 
 impl Passed {
-    /// Adds the juxtapositions of `marks` (one bit each) and the commas of `commas`.
-    #[inline(always)]
-    fn add(&mut self, marks: u64, commas: u64) {
-        // A comma before the first juxtaposition (bits count from the scan's start).
-        if !self.one && commas != 0 {
-            self.comma |= commas.trailing_zeros() < marks.trailing_zeros();
+    /// Nothing passed yet; counting starts at `from`.
+    pub(super) fn new(from: usize) -> Passed {
+        Passed {
+            from,
+            one: false,
+            slip: false,
         }
-        self.more |= marks & marks.wrapping_sub(1) != 0 || (self.one && marks != 0);
-        self.one |= marks != 0;
     }
 
-    /// More juxtapositions than the first operand's, or a comma before it
-    /// (`mov.u32 , %r1`, `f, (param0)`, `f, call.uni (r), ...`).
+    /// Adds the juxtapositions of `marks` (one bit each) and the commas of `commas`,
+    /// bits of one window. Only "none", "one" and "more" matter, which needs no bit
+    /// count: a juxtaposition counted before is a mark below them all (a window has
+    /// [`WINDOW`] bits, so shifting them up loses none).
     #[inline(always)]
-    pub(super) fn slip(self) -> bool {
-        self.more || self.comma
+    fn add(&mut self, marks: u64, commas: u64) {
+        let marks = marks << 1 | self.one as u64;
+        let below_first = marks ^ marks.wrapping_sub(1);
+        self.slip |= (commas << 1 & below_first) | (marks & marks.wrapping_sub(1)) != 0;
+        self.one = marks != 0;
+    }
+
+    /// Counts the marks of `cache`'s window from [`Passed::from`] through `to`, a
+    /// position in it (a position before the window was stepped over inside a token
+    /// whose window was replaced).
+    #[inline(always)]
+    fn count(&mut self, cache: &Events, to: usize) {
+        let from = self.from.saturating_sub(cache.base);
+        let range = (u64::MAX << from) & (u64::MAX >> (63 - (to - cache.base)));
+        self.add(cache.juxtaposed & range, cache.comma & range);
+        self.from = to + 1;
+    }
+
+    /// Counts the marks up to `at`, the last event [`next_operand_event`] returned,
+    /// before the scan steps over a token that may run into another window.
+    #[inline(always)]
+    pub(super) fn settle(&mut self, cache: &Events, at: usize) {
+        self.count(cache, at);
+    }
+
+    /// Whether the statement has a slip: more juxtapositions than the first
+    /// operand's, or a comma before it (`mov.u32 , %r1`, `f, (param0)`, `f,
+    /// call.uni (r), ...`), counting through `at`, the `;` that
+    /// [`next_operand_event`] returned.
+    #[inline(always)]
+    pub(super) fn slip(&mut self, cache: &Events, at: usize) -> bool {
+        self.count(cache, at);
+        self.slip
     }
 }
 
 /// The next position at or after `pos` that the operand loop looks at: an event, or
-/// one that breaks the operand grammar ([`Events::breaks_grammar`]); adds to
-/// `juxtaposed` the juxtapositions up to and including it. `None` where no window fits
-/// (the last 64 bytes of `src`): the caller then lexes the statement in full, and
-/// checks its tokens.
+/// one that breaks the operand grammar ([`Events::breaks_grammar`]); counts into
+/// `passed` the marks of each window it leaves. `None` where no window fits (the last
+/// 64 bytes of `src`): the caller then lexes the statement in full, and checks its
+/// tokens.
 #[inline(always)]
 pub(super) fn next_operand_event(
     src: &[u8],
     mut pos: usize,
     cache: &mut Events,
-    juxtaposed: &mut Passed,
+    passed: &mut Passed,
 ) -> Option<usize> {
     loop {
         let off = pos.wrapping_sub(cache.base);
         if off < WINDOW {
-            let bits = (cache.mask & DECIDED) >> off;
-            let (marks, commas) = (cache.juxtaposed >> off, cache.comma >> off);
+            let bits = cache.mask >> off;
             if bits != 0 {
-                let at = bits.trailing_zeros();
-                // The marks up to and including `at`.
-                juxtaposed.add(marks << (63 - at), commas << (63 - at));
-                return Some(pos + at as usize);
+                return Some(pos + bits.trailing_zeros() as usize);
             }
-            juxtaposed.add(marks, commas);
-            pos = cache.base + WINDOW;
+        }
+        // The scan leaves the window forwards (not one loaded after `pos`): what
+        // it has not counted of it, it passed.
+        if pos >= cache.base {
+            let end = cache.base + WINDOW;
+            if passed.from < end {
+                passed.count(cache, end - 1);
+            }
+            pos = pos.max(end);
         }
         if !load_window(src, pos, cache) {
             return None;
@@ -372,7 +416,7 @@ impl Events {
     /// Whether position `pos`, which the last [`next_operand_event`] returned, breaks
     /// the operand grammar otherwise: a `,` or `)` after a `,`; `,`, `;`, `)`, `]` or
     /// `}` after `[` or `{`; `]`, `}` or `;` after anything but the end of a term; `[`
-    /// inside an address, `]` or `;` outside one.
+    /// inside an address, `]` or `;` outside one; `.reg`.
     #[inline(always)]
     pub(super) fn breaks_grammar(&self, pos: usize) -> bool {
         (self.gram >> (pos - self.base)) & 1 != 0
@@ -387,7 +431,7 @@ pub(super) fn name_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> usi
         src,
         pos,
         cache,
-        |e| !e.name,
+        |e| e.not_name,
         |src, pos| {
             src[pos..]
                 .iter()
@@ -401,154 +445,260 @@ pub(super) fn name_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> usi
 /// through `cache`. `pos` must be at least 1.
 #[inline(always)]
 pub(super) fn space_end_cached(src: &[u8], pos: usize, cache: &mut Events) -> usize {
-    find(src, pos, cache, |e| !e.space, super::scan::skip_whitespace)
+    find(
+        src,
+        pos,
+        cache,
+        |e| e.not_space,
+        super::scan::skip_whitespace,
+    )
 }
 
 /// Loads the window at `pos` into `cache`; false where it does not fit in `src`
 /// (or the CPU has no SSSE3).
-#[inline(never)]
+#[inline(always)]
 fn load_window(src: &[u8], pos: usize, cache: &mut Events) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if pos >= 1 && pos - 1 + 64 <= src.len() {
-        // Right after the window in the cache, its end tells whether this one starts
-        // inside an address.
-        let follows = pos == cache.base.wrapping_add(WINDOW);
-        let carries = match cache.next.filter(|_| follows) {
-            Some(next) => Carries {
-                inside: cache.inside_at_end,
-                ..next
-            },
-            None => Carries::before(src, pos, follows.then_some(cache.inside_at_end)),
-        };
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above), and bytes
-            // `pos - 1 .. pos + 63` are inside `src`.
-            unsafe { window_avx2(src, pos, carries, cache) };
-            return true;
-        }
-        if std::arch::is_x86_feature_detected!("ssse3") {
-            // SAFETY: as above, with SSSE3.
-            unsafe { window_ssse3(src, pos, carries, cache) };
-            return true;
-        }
+    {
+        let load = LOADER.load(std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: `LOADER` only ever holds a `Loader` (`detect` or one it chose for
+        // this CPU).
+        unsafe { std::mem::transmute::<*mut (), Loader>(load)(src, pos, cache) }
     }
-    let _ = (src, pos, cache);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (src, pos, cache);
+        false
+    }
+}
+
+/// A window loader for one instruction set: [`load_window`]'s contract, callable
+/// only where the CPU has that set.
+#[cfg(target_arch = "x86_64")]
+type Loader = unsafe fn(&[u8], usize, &mut Events) -> bool;
+
+/// The loader for this CPU, chosen at the first load (a pointer rather than a
+/// feature test at each load: a window is loaded every 62 bytes of a body, and the
+/// tests and a second call cost a visible share of a load).
+#[cfg(target_arch = "x86_64")]
+static LOADER: std::sync::atomic::AtomicPtr<()> =
+    std::sync::atomic::AtomicPtr::new(detect as Loader as *mut ());
+
+/// Chooses the loader for this CPU, and loads with it.
+#[cfg(target_arch = "x86_64")]
+unsafe fn detect(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    let load: Loader = if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("pclmulqdq")
+    {
+        load_avx2
+    } else if std::arch::is_x86_feature_detected!("ssse3") {
+        load_ssse3
+    } else {
+        load_none
+    };
+    LOADER.store(load as *mut (), std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: the CPU has what `load` needs (detected just above).
+    unsafe { load(src, pos, cache) }
+}
+
+/// Whether the window at `pos` (bytes `pos - 1 .. pos + 63`) fits in `src`; if so,
+/// sets `cache.next` to its carries, which the window in the cache knows where it
+/// is the one just before.
+#[inline(always)]
+fn prepare(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    if pos == 0 || pos - 1 + 64 > src.len() {
+        return false;
+    }
+    // Elsewhere they are looked up byte by byte.
+    if pos != cache.base.wrapping_add(WINDOW) {
+        cache.next = Carries::before(src, pos);
+    }
+    true
+}
+
+/// [`load_window`] with AVX2 and PCLMULQDQ.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,pclmulqdq")]
+unsafe fn load_avx2(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    if !prepare(src, pos, cache) {
+        return false;
+    }
+    // SAFETY: the CPU has AVX2 and PCLMULQDQ (this function's contract), and the
+    // window fits.
+    unsafe { window_avx2(src, pos, cache) };
+    true
+}
+
+/// [`load_window`] with SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+unsafe fn load_ssse3(src: &[u8], pos: usize, cache: &mut Events) -> bool {
+    if !prepare(src, pos, cache) {
+        return false;
+    }
+    // SAFETY: the CPU has SSSE3 (this function's contract), and the window fits.
+    unsafe { window_ssse3(src, pos, cache) };
+    true
+}
+
+/// [`load_window`] without the vector instructions it needs: no window fits.
+#[cfg(target_arch = "x86_64")]
+unsafe fn load_none(_: &[u8], _: usize, _: &mut Events) -> bool {
     false
+}
+
+/// The prefix XOR of `x` (bit k: the parity of bits 0 ..= k), by shifts.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefix_xor(mut x: u64) -> u64 {
+    for shift in [1, 2, 4, 8, 16, 32] {
+        x ^= x << shift;
+    }
+    x
+}
+
+/// The prefix XOR of `x` in one carry-less multiplication by all ones.
+///
+/// # Safety
+/// The CPU has PCLMULQDQ (the caller is compiled with it, so this inlines).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn prefix_xor_clmul(x: u64) -> u64 {
+    use std::arch::x86_64::*;
+    let product = _mm_clmulepi64_si128(_mm_cvtsi64_si128(x as i64), _mm_set1_epi8(-1), 0);
+    _mm_cvtsi128_si64(product) as u64
 }
 
 impl Classes<u64> {
     /// The window at `pos` from the classes of bytes `pos - 1 .. pos + 63` (bit k is
-    /// byte `pos - 1 + k`), with what the bytes before say of its first bytes.
+    /// byte `pos - 1 + k`), with what the bytes before say of its first bytes;
+    /// `parity` is a prefix XOR.
     #[inline(always)]
-    fn window(&self, pos: usize, carries: Carries) -> Events {
-        let [lbr, rbr, open, close, comma, semi, r, e, g, plus] = self.grammar;
-        let space = self.space;
-        // The first significant bit after each bit of `a`; `carry` continues one
-        // from before the window through its leading whitespace.
-        let next_significant =
-            |a: u64, carry: bool| space.wrapping_add(a << 1).wrapping_add(carry as u64) & !space;
+    fn window(
+        &self,
+        src: &[u8],
+        pos: usize,
+        carries: Carries,
+        parity: impl Fn(u64) -> u64,
+    ) -> Events {
+        let [open, close, comma, semi, plus, g] = self.grammar;
+        let (name, space) = (self.name, self.space);
+        // The previous significant byte of each position: `(space + (a << 1)) &
+        // !space` has the first significant bit after each bit of `a`; a carry into
+        // bit 0 continues one from before the window through its leading whitespace,
+        // and a whitespace bit the carries ran through is clear in the sum (which
+        // hands the next window its carry: see `Carries`).
+        let sum = |a: u64, carry: u64| space.wrapping_add(a << 1 | carry);
         // (Parentheses are events: the operand loops lex a statement with one in
         // full, and its tokens are checked.)
-        let ends_term = self.name | close;
-        let starts_term = self.name | self.pct | open;
-        // Name characters right after one are the same token.
-        let same_token = self.name & (self.name << 1);
-        let juxtaposed = next_significant(ends_term, carries.term) & starts_term & !same_token;
-        // A modifier (`.` then a name character that is not a digit; `.5` is a
-        // number), and `.reg`, which ptxas never takes as one.
-        let modifier = self.dot & (self.name >> 1) & !(self.digit >> 1);
-        let reg = self.dot & (r >> 1) & (e >> 2) & (g >> 3) & !(self.name >> 4);
-        let after_comma = next_significant(comma, carries.comma) & (comma | modifier);
-        let after_open = next_significant(open, carries.open) & (comma | semi | close | modifier);
-        let before_close = next_significant(!space & !ends_term, carries.other) & (close | semi);
-        // Bit k: byte k is inside an address, or is the `[` that opens one.
-        let mut inside = lbr | rbr;
-        for shift in [1, 2, 4, 8, 16, 32] {
-            inside ^= inside << shift;
-        }
-        if carries.inside {
-            inside = !inside;
-        }
-        let brackets = (lbr & !inside) | ((rbr | semi) & inside);
+        let ends_term = name | close;
+        let term_sum = sum(ends_term, carries.term);
+        let after_term = term_sum & !space;
+        // A name character right after one is the same token.
+        let name_start = name & !(name << 1);
+        let juxtaposed = after_term & (name_start | self.pct | open);
+        // A modifier: `.` then a name character that is not a digit (`.5` is a
+        // number).
+        let modifier = self.dot & (self.alpha >> 1);
+        // After `,`, `[` or `{`: no `,` and no modifier; no `;`, `]` or `}` either,
+        // which `before_close` marks (neither ends a term).
+        let list_sum = sum(comma | open, carries.list);
+        let after_list = list_sum & !space & (comma | modifier);
+        let before_close = (close | semi) & !after_term;
         // Only a number follows `+` (`[%rd1+8]`, `g+4`; ptxas: "Parsing error near
         // 'g'" for `[%rd1+g]`).
-        let after_plus =
-            next_significant(plus, carries.plus) & ((self.name & !self.digit) | self.pct);
-        let gram = after_comma | after_open | before_close | brackets | reg | after_plus;
+        let plus_sum = sum(plus, carries.plus);
+        let after_plus = plus_sum & !space & (self.alpha | self.pct);
+        // Bit k: byte k is inside an address, or is the `[` that opens one (a carry
+        // into bit 0 flips them all). A `[` there has none open before it, a `]` one.
+        let square = (open | close) & self.plain;
+        let inside = parity(square ^ carries.inside);
+        let brackets = (square & (open ^ inside)) | (semi & inside);
+        let gram = after_list | before_close | after_plus | brackets | reg(src, pos, self, g);
+        // A carry ran through whitespace bit WINDOW, the byte before the next
+        // window's first: it goes on into that window.
+        let carry_out = |sum: u64| (!sum & space) >> WINDOW & 1;
         Events {
             base: pos,
             mask: ((self.events() | gram) >> 1) & DECIDED,
-            name: self.name >> 1,
-            space: space >> 1,
+            not_name: !(name >> 1) & DECIDED,
+            not_space: !(space >> 1) & DECIDED,
             juxtaposed: (juxtaposed >> 1) & DECIDED,
             comma: (comma >> 1) & DECIDED,
             gram: (gram >> 1) & DECIDED,
-            inside_at_end: inside >> (WINDOW - 1) & 1 != 0,
-            next: self.carries_after(plus),
+            next: Carries {
+                term: carry_out(term_sum),
+                list: carry_out(list_sum),
+                plus: carry_out(plus_sum),
+                inside: inside >> (WINDOW - 1) & 1,
+            },
         }
     }
 }
 
-impl Classes<u64> {
-    /// The carries of the window that follows this one (its byte `pos - 1` is this
-    /// one's bit [`WINDOW`]), from this one's last significant byte before it;
-    /// `None` where there is none (the scalar look back decides).
-    #[inline(always)]
-    fn carries_after(&self, plus: u64) -> Option<Carries> {
-        if self.space >> WINDOW & 1 == 0 {
-            // A significant byte starts the next window: nothing carries.
-            return Some(Carries::default());
+/// `.reg` in the window of `classes` at `pos`, which ptxas never takes as a modifier:
+/// bit k where byte `pos - 1 + k` starts `.reg` and no name character follows. The
+/// window's `g` bits three bytes after a `.` find the candidates, which are rare, and
+/// `src` decides; a `.` in the last decided bits has its `g` after the window, so
+/// `src` decides for each of those too.
+#[inline(always)]
+fn reg(src: &[u8], pos: usize, classes: &Classes<u64>, g: u64) -> u64 {
+    const LAST: u64 = 0b11 << (WINDOW - 1);
+    let mut candidates = classes.dot & ((g >> 3) | LAST);
+    let mut reg = 0;
+    while candidates != 0 {
+        let k = candidates.trailing_zeros() as usize;
+        let at = pos - 1 + k;
+        if src.get(at + 1..at + 4) == Some(&b"reg"[..])
+            && src.get(at + 4).is_none_or(|&b| !is_name(b))
+        {
+            reg |= 1 << k;
         }
-        let significant = !self.space & ((1 << WINDOW) - 1);
-        let k = significant.checked_ilog2()?;
-        let [_, _, open, close, comma, ..] = self.grammar;
-        let term = (self.name | close) >> k & 1 != 0;
-        Some(Carries {
-            term,
-            comma: comma >> k & 1 != 0,
-            open: open >> k & 1 != 0,
-            plus: plus >> k & 1 != 0,
-            other: !term,
-            inside: false,
-        })
+        candidates &= candidates - 1;
     }
+    reg
 }
 
-/// What the bytes before a window say of its first ones: whether the last
-/// significant byte before its leading whitespace ends a term, is a `,`, opens a
-/// list or is something else, and whether the window starts inside an address.
+/// What the bytes before a window say of its first ones, each 0 or 1 (a number to
+/// add, or to flip bits with): whether the last significant byte before its leading
+/// whitespace ends a term, is a `,`, `[` or `{` (`list`) or a `+`, and whether the
+/// window starts inside an address. Where no whitespace leads, bit 0 is the
+/// significant byte and these are 0; where nothing significant comes before, the
+/// first one counts as after something that ends no term.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 struct Carries {
-    term: bool,
-    comma: bool,
-    open: bool,
-    plus: bool,
-    other: bool,
-    inside: bool,
+    term: u64,
+    list: u64,
+    plus: u64,
+    inside: u64,
 }
 
 impl Carries {
-    /// The carries of the window at `pos` (bytes `pos - 1 ..`). `inside` is the
-    /// previous window's where this one follows it; elsewhere a window starts where
-    /// a statement or an operand starts, outside an address (were it inside, a
-    /// well-formed `]` would look unopened: the statement would only be lexed in
-    /// full).
+    const NONE: Carries = Carries {
+        term: 0,
+        list: 0,
+        plus: 0,
+        inside: 0,
+    };
+
+    /// The carries of the window at `pos` (bytes `pos - 1 ..`) by looking back, where
+    /// it does not follow the window in the cache: it starts where a statement or an
+    /// operand starts, outside an address (were it inside, a well-formed `]` would
+    /// look unopened: the statement would only be lexed in full).
     #[inline(always)]
-    fn before(src: &[u8], pos: usize, inside: Option<bool>) -> Carries {
-        let mut carries = Carries {
-            inside: inside.unwrap_or(false),
-            ..Carries::default()
-        };
-        if is_space(src[pos - 1]) {
-            if let Some(&b) = src[..pos - 1].iter().rev().find(|&&b| !is_space(b)) {
-                carries.term = is_name(b) || matches!(b, b']' | b'}');
-                carries.comma = b == b',';
-                carries.open = matches!(b, b'[' | b'{');
-                carries.plus = b == b'+';
-                carries.other = !carries.term;
-            }
+    fn before(src: &[u8], pos: usize) -> Carries {
+        if !is_space(src[pos - 1]) {
+            return Carries::NONE;
         }
-        carries
+        match src[..pos - 1].iter().rev().find(|&&b| !is_space(b)) {
+            Some(&b) => Carries {
+                term: (is_name(b) || matches!(b, b']' | b'}')) as u64,
+                list: matches!(b, b',' | b'[' | b'{') as u64,
+                plus: (b == b'+') as u64,
+                inside: 0,
+            },
+            None => Carries::NONE,
+        }
     }
 }
 
@@ -558,12 +708,16 @@ impl Carries {
 /// returned value, its fields were read back before the stores that wrote them
 /// had landed: a 16-byte load of fields just written by 8-byte stores cannot be
 /// forwarded, and stalls (a visible share of a link's time in `perf`).
+///
+/// # Safety
+/// The CPU has AVX2 and PCLMULQDQ (the caller is compiled with them, so this
+/// inlines), and the window is in `src`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn window_avx2(src: &[u8], pos: usize, carries: Carries, out: &mut Events) {
+#[inline(always)]
+unsafe fn window_avx2(src: &[u8], pos: usize, out: &mut Events) {
     let at = src.as_ptr().add(pos - 1);
     let parts = [classify32(at), classify32(at.add(32))];
-    *out = Classes::combine(parts, 32).window(pos, carries);
+    *out = Classes::combine(parts, 32).window(src, pos, out.next, |x| prefix_xor_clmul(x));
 }
 
 /// Classifies the 32 bytes at `at`.
@@ -586,35 +740,46 @@ unsafe fn classify32(at: *const u8) -> Classes<u64> {
     let lo = _mm256_and_si256(v, low_nibble);
     let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibble);
     let mask = |m: __m256i| _mm256_movemask_epi8(m) as u32 as u64;
-    let member = |(tlo, thi): ([u8; 16], [u8; 16])| {
+    // The bytes outside a set.
+    let outside = |(tlo, thi): ([u8; 16], [u8; 16])| {
         let t = _mm256_and_si256(
             _mm256_shuffle_epi8(table(tlo), lo),
             _mm256_shuffle_epi8(table(thi), hi),
         );
-        !mask(_mm256_cmpeq_epi8(t, zero)) & 0xffff_ffff
+        _mm256_cmpeq_epi8(t, zero)
     };
+    let member = |set| !mask(outside(set)) & 0xffff_ffff;
     let eq = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
+    let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+    let not_name = outside(NAME);
+    let digit = _mm256_cmpgt_epi8(digit_limit, _mm256_add_epi8(v, digit_bias));
     Classes {
         plain: member(PLAIN),
-        name: member(NAME),
+        name: !mask(not_name) & 0xffff_ffff,
         pct: mask(eq(b'%')),
         dot: mask(eq(b'.')),
-        digit: mask(_mm256_cmpgt_epi8(
-            digit_limit,
-            _mm256_add_epi8(v, digit_bias),
-        )),
+        alpha: !mask(_mm256_or_si256(not_name, digit)) & 0xffff_ffff,
         space: member(SPACE),
-        grammar: grammar_masks(eq, |a, b| _mm256_or_si256(a, b), mask),
+        grammar: grammar_masks(
+            eq,
+            |b| _mm256_cmpeq_epi8(folded, _mm256_set1_epi8(b as i8)),
+            mask,
+        ),
     }
 }
 
-/// The window of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`.
+/// The window of positions `pos .. pos + WINDOW`, from bytes `pos - 1 .. pos + 63`,
+/// with the carries in `out`.
+///
+/// # Safety
+/// The CPU has SSSE3 (the caller is compiled with it, so this inlines), and the
+/// window is in `src`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "ssse3")]
-unsafe fn window_ssse3(src: &[u8], pos: usize, carries: Carries, out: &mut Events) {
+#[inline(always)]
+unsafe fn window_ssse3(src: &[u8], pos: usize, out: &mut Events) {
     let at = src.as_ptr().add(pos - 1);
     let parts = [0, 1, 2, 3].map(|i| classify16(at.add(16 * i)));
-    *out = Classes::combine(parts, 16).window(pos, carries);
+    *out = Classes::combine(parts, 16).window(src, pos, out.next, prefix_xor);
 }
 
 impl Classes<u64> {
@@ -629,7 +794,7 @@ impl Classes<u64> {
             name: join(&|c| c.name),
             pct: join(&|c| c.pct),
             dot: join(&|c| c.dot),
-            digit: join(&|c| c.digit),
+            alpha: join(&|c| c.alpha),
             space: join(&|c| c.space),
             grammar: std::array::from_fn(|k| join(&|c| c.grammar[k])),
         }
@@ -674,38 +839,34 @@ mod tests {
             .collect()
     }
 
-    /// The marks of byte `i` by the scalar rules, for a window whose first loaded
-    /// byte is `first` (`pos - 1`) with carries `c`: (juxtaposed, breaks the grammar).
-    fn marks(src: &[u8], first: usize, c: Carries, i: usize) -> (bool, bool) {
+    /// The marks of byte `i` by the scalar rules: (juxtaposed, breaks the grammar).
+    /// Whether `i` is inside an address is counted from byte `start`, with `inside`
+    /// before it (a window chain's first byte: the windows know no more).
+    fn marks(src: &[u8], start: usize, inside: bool, i: usize) -> (bool, bool) {
         let b = src[i];
         let ends_term = |b: u8| is_name(b) || matches!(b, b']' | b'}');
-        // The previous significant byte in the window, else the carries' view of the
-        // one before it (only through whitespace from the window's first byte).
-        let q = (first..i).rev().find(|&k| !is_space(src[k]));
-        let (term, comma, open, plus, other) = match q {
-            Some(q) => {
-                let p = src[q];
-                (
-                    ends_term(p),
-                    p == b',',
-                    matches!(p, b'[' | b'{'),
-                    p == b'+',
-                    !ends_term(p),
-                )
-            }
-            None => (c.term, c.comma, c.open, c.plus, c.other),
-        };
+        // The previous significant byte; with none, the first one counts as after
+        // something that ends no term.
+        let q = (0..i).rev().find(|&k| !is_space(src[k]));
+        let p = q.map(|q| src[q]);
+        let term = p.is_some_and(ends_term);
+        let comma = p == Some(b',');
+        let open = matches!(p, Some(b'[' | b'{'));
+        let plus = p == Some(b'+');
+        let other = !term;
         let same_token = q == Some(i - 1) && is_name(src[i - 1]) && is_name(b);
         let juxtaposed = term && (is_name(b) || matches!(b, b'%' | b'[' | b'{')) && !same_token;
-        let mut inside = c.inside;
-        for &x in &src[first..=i] {
+        let mut inside = inside;
+        for &x in &src[start..=i] {
             inside ^= matches!(x, b'[' | b']');
         }
-        let at = |k: usize| src.get(k).copied().filter(|_| k < first + 64);
-        let modifier = b == b'.' && at(i + 1).is_some_and(|n| is_name(n) && !n.is_ascii_digit());
+        let modifier = b == b'.'
+            && src
+                .get(i + 1)
+                .is_some_and(|&n| is_name(n) && !n.is_ascii_digit());
         let reg = b == b'.'
-            && (1..4).all(|d| at(i + d) == Some(b"reg"[d - 1]))
-            && at(i + 4).is_none_or(|n| !is_name(n));
+            && src.get(i + 1..i + 4) == Some(&b"reg"[..])
+            && src.get(i + 4).is_none_or(|&n| !is_name(n));
         let gram = plus && (is_name(b) && !b.is_ascii_digit() || b == b'%')
             || comma && (b == b',' || modifier)
             || open && (matches!(b, b',' | b';' | b']' | b'}') || modifier)
@@ -716,12 +877,22 @@ mod tests {
         (juxtaposed, gram)
     }
 
-    /// Each window's marks are the scalar rules' (with the window's carries), from
-    /// both vector widths; the operand scan stops at the first event or mark, for
-    /// every start in texts made of the interesting bytes, with a fresh cache and
-    /// with one carried from call to call (forwards, as the operand loop goes, and
-    /// backwards, as after it takes back a statement); where no window fits, it says
-    /// so.
+    /// Whether the juxtapositions and commas of positions `from ..= to` make a slip:
+    /// more than one juxtaposition, or a comma before the first.
+    fn slip(src: &[u8], start: usize, from: usize, to: usize) -> bool {
+        let juxtaposed = |k: usize| marks(src, start, false, k).0;
+        let n = (from..=to).filter(|&k| juxtaposed(k)).count();
+        let first_mark = (from..=to).find(|&k| juxtaposed(k));
+        let first_comma = (from..=to).find(|&k| src[k] == b',');
+        n > 1 || first_comma.is_some_and(|f| first_mark.is_none_or(|m| f < m))
+    }
+
+    /// Each window's marks are the scalar rules', from both vector widths, and so are
+    /// the carries it hands the next window; the operand scan stops at the first event
+    /// or mark, for every start in texts made of the interesting bytes, with a fresh
+    /// cache and with one carried from call to call (forwards, as the operand loop
+    /// goes, and backwards, as after it takes back a statement); where no window fits,
+    /// it says so. Scans through several windows count the marks they pass.
     #[test]
     fn operand_scan_agrees_with_the_rules() {
         let mut checked = 0;
@@ -734,12 +905,12 @@ mod tests {
             for (pos, pass) in starts {
                 if pos - 1 + 64 <= len {
                     // A window of its own at `pos`, its carries found by looking back.
-                    let c = Carries::before(&src, pos, None);
+                    let c = Carries::before(&src, pos);
                     let mut fresh = Events::new();
                     assert!(load_window(&src, pos, &mut fresh));
                     for j in 0..WINDOW {
                         let i = pos + j;
-                        let (juxtaposed, gram) = marks(&src, pos - 1, c, i);
+                        let (juxtaposed, gram) = marks(&src, pos - 1, false, i);
                         assert_eq!(
                             (fresh.juxtaposed >> j & 1 != 0, fresh.breaks_grammar(i)),
                             (juxtaposed, gram),
@@ -749,46 +920,69 @@ mod tests {
                         assert_eq!(fresh.mask >> j & 1 != 0, stop, "{src:?} at {i}");
                         if !skipped(&src, i) || gram {
                             // The first stop from `pos`, with the marks passed on the way.
-                            let first =
-                                (pos..i).all(|k| skipped(&src, k) && !marks(&src, pos - 1, c, k).1);
+                            let first = (pos..i)
+                                .all(|k| skipped(&src, k) && !marks(&src, pos - 1, false, k).1);
                             if first {
                                 let mut cache = fresh;
-                                let mut counted = Passed::default();
+                                let mut counted = Passed::new(pos);
                                 let found = next_operand_event(&src, pos, &mut cache, &mut counted);
                                 assert_eq!(found, Some(i), "{src:?} from {pos}");
-                                let want = (pos..=i).filter(|&k| marks(&src, pos - 1, c, k).0);
-                                let n = want.count();
-                                let first_mark = (pos..=i).find(|&k| marks(&src, pos - 1, c, k).0);
-                                let first_comma = (pos..=i).find(|&k| src[k] == b',');
-                                let slip = n > 1
-                                    || first_comma
-                                        .is_some_and(|f| first_mark.is_none_or(|m| f < m));
-                                assert_eq!(counted.slip(), slip, "{src:?} from {pos}");
+                                let want = slip(&src, pos - 1, pos, i);
+                                assert_eq!(counted.slip(&cache, i), want, "{src:?} from {pos}");
                             }
                         }
                     }
                     // The carries it hands the next window are the ones looking back
-                    // finds.
-                    if let Some(next) = fresh.next {
-                        let back = Carries::before(&src, pos + WINDOW, None);
-                        assert_eq!(next, back, "{src:?} after the window at {pos}");
+                    // finds, and whether that one starts inside an address.
+                    let mut inside = false;
+                    for &x in &src[pos - 1..pos + WINDOW - 1] {
+                        inside ^= matches!(x, b'[' | b']');
                     }
+                    let back = Carries::before(&src, pos + WINDOW);
+                    let want = Carries {
+                        inside: inside as u64,
+                        ..back
+                    };
+                    assert_eq!(fresh.next, want, "{src:?} after the window at {pos}");
                     #[cfg(target_arch = "x86_64")]
-                    if std::arch::is_x86_feature_detected!("avx2") {
-                        // SAFETY: the CPU has AVX2 (and so SSSE3); the window is in `src`.
+                    if std::arch::is_x86_feature_detected!("avx2")
+                        && std::arch::is_x86_feature_detected!("pclmulqdq")
+                    {
+                        // SAFETY: the CPU has AVX2 and PCLMULQDQ (and so SSSE3).
                         let (mut a, mut b) = (Events::new(), Events::new());
                         unsafe {
-                            window_ssse3(&src, pos, c, &mut a);
-                            window_avx2(&src, pos, c, &mut b);
+                            assert!(load_ssse3(&src, pos, &mut a));
+                            assert!(load_avx2(&src, pos, &mut b));
                         }
-                        let bits = |e: &Events| (e.mask, e.juxtaposed, e.gram, e.inside_at_end);
+                        let bits = |e: &Events| (e.mask, e.juxtaposed, e.gram, e.next);
                         assert_eq!(bits(&a), bits(&b), "{src:?} at {pos}");
+                    }
+                    if pass == 0 {
+                        // A scan from `pos` through every event and the windows after
+                        // it, as an operand loop steps, now and then counting the marks
+                        // up to an event (before a name that may run into the next
+                        // window): at each event, the marks passed since `pos`.
+                        let mut cache = Events::new();
+                        let mut counted = Passed::new(pos);
+                        let mut p = pos;
+                        while let Some(e) = next_operand_event(&src, p, &mut cache, &mut counted) {
+                            let (juxtaposed, gram) = marks(&src, pos - 1, false, e);
+                            assert!(!skipped(&src, e) || gram, "{src:?} from {pos}: {e}");
+                            let _ = juxtaposed;
+                            let mut probe = counted;
+                            let want = slip(&src, pos - 1, pos, e);
+                            assert_eq!(probe.slip(&cache, e), want, "{src:?} from {pos} to {e}");
+                            if e % 3 == 0 {
+                                counted.settle(&cache, e);
+                            }
+                            p = e + 1;
+                        }
                     }
                 }
                 // Through a carried cache: the position found is one the loaded
                 // window marks (`None`: the scan ran into the last bytes).
                 let cache = &mut carried[pass];
-                if let Some(got) = next_operand_event(&src, pos, cache, &mut Passed::default()) {
+                if let Some(got) = next_operand_event(&src, pos, cache, &mut Passed::new(pos)) {
                     assert!(got >= pos && got < len, "{src:?} from {pos}: {got}");
                     let off = got - cache.base;
                     let marked = cache.mask >> off & 1 != 0;

@@ -74,8 +74,11 @@ pub(crate) fn clashes(src: &[u8], defs: &[Def]) -> Vec<(usize, usize)> {
 /// The definitions of one block and stem seen so far, in [`surely_none`]'s table.
 #[derive(Clone, Copy, Default)]
 struct Group {
-    /// [`stem_key`] of the block and stem; 0 for an empty place.
-    key: u64,
+    /// The high half of [`stem_key`] of the block and stem.
+    key: u32,
+    /// The check that filled the place ([`Groups::epoch`]); the place is empty for
+    /// any other.
+    epoch: u32,
     /// One more than the largest number of a plain name seen (`L7` is stem `L`,
     /// number 7); 0 if none.
     next: u32,
@@ -90,8 +93,11 @@ struct Group {
 /// Each thread's tables for [`surely_none`], kept from body to body.
 #[derive(Default)]
 struct Groups {
-    /// Open addressing by [`stem_key`], at most half full.
+    /// Open addressing by [`stem_key`], at most half full; not cleared between
+    /// checks (a place of another epoch is empty).
     table: Vec<Group>,
+    /// The number of the current check.
+    epoch: u32,
     /// The numbered plain names: their group's place in `table` above their number.
     numbers: Vec<u64>,
 }
@@ -117,10 +123,22 @@ thread_local! {
 /// of more than nine digits are left to [`exact_clashes`].
 fn surely_none(src: &[u8], defs: &[Def]) -> bool {
     GROUPS.with(|groups| {
-        let Groups { table, numbers } = &mut *groups.borrow_mut();
-        let bits = (defs.len() * 2 - 1).ilog2() + 1;
-        table.clear();
-        table.resize(1 << bits, Group::default());
+        let Groups {
+            table,
+            epoch,
+            numbers,
+        } = &mut *groups.borrow_mut();
+        if table.len() < defs.len() * 2 {
+            table.clear();
+            table.resize((defs.len() * 2).next_power_of_two(), Group::default());
+        }
+        *epoch = epoch.wrapping_add(1);
+        if *epoch == 0 {
+            table.fill(Group::default());
+            *epoch = 1;
+        }
+        let epoch = *epoch;
+        let bits = table.len().ilog2();
         numbers.clear();
         numbers.reserve(defs.len());
         let mask = table.len() - 1;
@@ -150,11 +168,17 @@ fn surely_none(src: &[u8], defs: &[Def]) -> bool {
             }
             let key = stem_key(src, d.scope, lo, stem);
             let mut at = (key >> (64 - bits)) as usize;
-            while table[at].key != key && table[at].key != 0 {
+            while table[at].epoch == epoch && table[at].key != (key >> 32) as u32 {
                 at = (at + 1) & mask;
             }
             let group = &mut table[at];
-            group.key = key;
+            if group.epoch != epoch {
+                *group = Group {
+                    key: (key >> 32) as u32,
+                    epoch,
+                    ..Group::default()
+                };
+            }
             if d.count.is_some() {
                 if group.range || group.next != 0 {
                     return false;
@@ -189,8 +213,8 @@ fn surely_none(src: &[u8], defs: &[Def]) -> bool {
 }
 
 /// A hash of block `scope` and the `len` bytes at `lo` (a stem), from its length
-/// and its first and last eight bytes: cheap, and equal for equal stems; its high
-/// bits are its place in [`surely_none`]'s table. Never 0.
+/// and its first and last eight bytes: cheap, and equal for equal stems. Its high
+/// bits are its place in [`surely_none`]'s table, its high half the group's key.
 fn stem_key(src: &[u8], scope: u32, lo: usize, len: usize) -> u64 {
     let end = lo + len;
     let tail = if len >= 8 {
@@ -206,7 +230,6 @@ fn stem_key(src: &[u8], scope: u32, lo: usize, len: usize) -> u64 {
     let head = if len > 8 { word(src, lo) } else { 0 };
     (tail ^ head.rotate_left(29) ^ u64::from(scope).rotate_left(40) ^ len as u64)
         .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        | 1
 }
 
 /// The eight bytes at `at`.
@@ -396,6 +419,19 @@ mod tests {
         ] {
             assert!(!pass(clash), "{clash:?}");
         }
+    }
+
+    /// A check sees nothing of the checks before it, also when the epochs wrap.
+    #[test]
+    fn the_table_forgets_earlier_checks() {
+        let (src, defs) = defs_of(&[(0, "x".into()), (0, "y".into())]);
+        assert!(surely_none(&src, &defs));
+        assert!(surely_none(&src, &defs));
+        GROUPS.with(|g| g.borrow_mut().epoch = 0);
+        assert!(surely_none(&src, &defs));
+        // The next check is number 1 again, as the one above was.
+        GROUPS.with(|g| g.borrow_mut().epoch = u32::MAX);
+        assert!(surely_none(&src, &defs));
     }
 
     /// The fast check never passes definitions that clash, on random definitions

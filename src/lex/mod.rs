@@ -104,6 +104,17 @@ pub struct Lexed {
     pub errors: Vec<Diagnostic>,
     /// The `{` of each function body not lexed in full ([`lex_bodies_into`]), in order.
     pub compacted: Vec<u32>,
+    /// The compact lexer's working lists, carried with the allocations that
+    /// [`lex_body`] is handed back: a walk lexes one body after another, and each
+    /// would otherwise grow its lists anew.
+    scratch: Scratch,
+}
+
+/// See [`Lexed::scratch`] and the fields of the same names in [`Lexer`].
+#[derive(Debug, Default)]
+struct Scratch {
+    defs: Vec<defs::Def>,
+    blocks: Vec<u32>,
 }
 
 /// Lexes `src` (the bytes of `file`). `src.len()` must fit in `u32`.
@@ -185,7 +196,7 @@ pub fn lex_body(
         lx.full_body();
     }
     let end = lx.pos;
-    (lx.out, end)
+    (lx.finish(), end)
 }
 
 fn lex_with(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bodies) -> Lexed {
@@ -244,6 +255,12 @@ impl<'a> Lexer<'a> {
         out.comments.clear();
         out.errors.clear();
         out.compacted.clear();
+        let Scratch {
+            mut defs,
+            mut blocks,
+        } = std::mem::take(&mut out.scratch);
+        defs.clear();
+        blocks.clear();
         Lexer {
             file,
             src,
@@ -255,11 +272,20 @@ impl<'a> Lexer<'a> {
             skip_definitions: false,
             pending_opcode: None,
             events: operand_skip::Events::new(),
-            defs: Vec::new(),
+            defs,
             block: 0,
-            blocks: Vec::new(),
+            blocks,
             out,
         }
+    }
+
+    /// The output of [`lex_body`], with the working lists' allocations for the next body.
+    fn finish(mut self) -> Lexed {
+        self.out.scratch = Scratch {
+            defs: self.defs,
+            blocks: self.blocks,
+        };
+        self.out
     }
 
     fn peek(&self, ahead: usize) -> u8 {

@@ -134,7 +134,14 @@ pub(crate) fn walk_body(
         }
     }
     w.statements();
-    for (later, earlier) in clashes(src, &w.defs) {
+    // The parameters recorded are distinct names (a repeated one is the parser's to
+    // report), so only a body's own definitions can clash.
+    let found = if w.defs.len() > w.parameters {
+        clashes(src, &w.defs)
+    } else {
+        Vec::new()
+    };
+    for (later, earlier) in found {
         let (l, e) = (&w.defs[later], &w.defs[earlier]);
         let at = Span::new(l.lo, l.hi);
         let mut name = String::from_utf8_lossy(&src[at.range()]).into_owned();

@@ -83,22 +83,30 @@ pub(crate) fn walk_body(
     complete: bool,
 ) {
     let src = cx.src;
+    let mut scratch = SCRATCH.take();
+    scratch.clear();
+    let Scratch {
+        shadows,
+        defs,
+        blocks,
+        scope,
+    } = scratch;
     let mut w = Walker {
         c: Cursor::new(cx.file, src, toks),
         src,
         names: cx.names,
         item,
-        shadows: Vec::new(),
+        shadows,
         depth: 0,
         refs: cx.refs,
         body_names: cx.body_names.as_deref_mut(),
         locs: cx.locs,
         calls: cx.calls,
-        scope: Scope::default(),
+        scope,
         legacy_warp_op: cx.legacy_warp_op,
         complete,
-        defs: Vec::new(),
-        blocks: Vec::new(),
+        defs,
+        blocks,
         parameters: 0,
     };
     // Parameters shadow module-scope names for the whole body, and are defined in
@@ -134,7 +142,13 @@ pub(crate) fn walk_body(
         }
     }
     w.statements();
-    for (later, earlier) in clashes(src, &w.defs) {
+    // The parameters alone never clash: each name is kept once, in one block.
+    let found = if w.defs.len() > w.parameters {
+        clashes(src, &w.defs)
+    } else {
+        Vec::new()
+    };
+    for (later, earlier) in found {
         let (l, e) = (&w.defs[later], &w.defs[earlier]);
         let at = Span::new(l.lo, l.hi);
         let mut name = String::from_utf8_lossy(&src[at.range()]).into_owned();
@@ -152,6 +166,44 @@ pub(crate) fn walk_body(
         );
     }
     cx.errors.append(&mut w.c.errors);
+    SCRATCH.set(Scratch {
+        shadows: w.shadows,
+        defs: w.defs,
+        blocks: w.blocks,
+        scope: w.scope,
+    });
+}
+
+/// The arrays of a walk, kept from body to body, cleared and not freed: most
+/// bodies are small, and allocating and freeing them for each one showed in a
+/// link's profile.
+#[derive(Default)]
+struct Scratch {
+    shadows: Vec<(SymbolId, u32)>,
+    defs: Vec<Def>,
+    blocks: Vec<u32>,
+    scope: Scope,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        self.shadows.clear();
+        self.defs.clear();
+        self.blocks.clear();
+        self.scope.clear();
+    }
+}
+
+thread_local! {
+    /// Each thread's arrays for [`walk_body`].
+    static SCRATCH: std::cell::Cell<Scratch> = const {
+        std::cell::Cell::new(Scratch {
+            shadows: Vec::new(),
+            defs: Vec::new(),
+            blocks: Vec::new(),
+            scope: Scope::new(),
+        })
+    };
 }
 
 impl<'s> Walker<'s, '_, '_> {

@@ -46,6 +46,12 @@ pub(super) struct Scope {
 }
 
 impl Scope {
+    pub const fn new() -> Scope {
+        Scope {
+            entries: Vec::new(),
+        }
+    }
+
     /// Declares `name` (`name<count>`) at block `depth`.
     pub fn declare(&mut self, name: Span, count: Option<u32>, depth: u32, local: Local) {
         self.entries.push(Entry {
@@ -54,6 +60,11 @@ impl Scope {
             depth,
             local,
         });
+    }
+
+    /// Forgets every name (a new body).
+    pub fn clear(&mut self) {
+        self.entries.clear();
     }
 
     /// Forgets the names declared at `depth` and deeper: their block ended.

@@ -19,8 +19,8 @@ use super::names::Names;
 use super::scope::{Local, Scope};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{
-    CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
-    SymbolId,
+    CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, Param, RefKind, Reference,
+    StateSpace, SymbolId,
 };
 use crate::lex::{clashes, declares, instruction_slip, Def, Token, TokenKind};
 use crate::source::{FileId, Span};
@@ -36,9 +36,18 @@ struct Walker<'s, 'r, 't> {
     src: &'s [u8],
     names: &'r Names<'s>,
     item: ItemId,
-    /// Module-scope symbols shadowed here, with the block depth that declared them.
-    /// Labels and parameters are declared at depth 0, i.e. for the whole function.
+    /// The function's return parameters and parameters: they shadow module-scope
+    /// names in the whole body, and calls may pass them (after every variable in
+    /// `scope`, which they enclose).
+    params: &'r [Param],
+    /// Module-scope symbols that variables declared in the open blocks shadow, with
+    /// the block depth that declared them.
     shadows: Vec<(SymbolId, u32)>,
+    /// Module-scope symbols the body's labels shadow (in the whole function), once
+    /// `labels_known`: looked for only when the body names a module-scope symbol,
+    /// or for the debug sections' `body_names`.
+    label_shadows: Vec<SymbolId>,
+    labels_known: bool,
     depth: u32,
     refs: &'r mut Vec<Reference>,
     /// `None` when no debug section could refer into a body.
@@ -52,12 +61,15 @@ struct Walker<'s, 'r, 't> {
     /// operand grammar; a compactly lexed body was checked by the lexer.
     complete: bool,
     /// The names this walk sees defined (parameters, labels, variables), each with
-    /// its block, for the clashes of `lex::clashes`.
+    /// its block, for the clashes of `lex::clashes`. The parameters come first,
+    /// once `parameters_known`; in a compactly lexed body they are added only when
+    /// a definition may clash with one.
     defs: Vec<Def>,
     /// The open blocks: the token index of each `{`.
     blocks: Vec<u32>,
-    /// How many of `defs` are the function's parameters (they come first).
+    /// How many of `defs` are the function's parameters.
     parameters: usize,
+    parameters_known: bool,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -87,6 +99,7 @@ pub(crate) fn walk_body(
     scratch.clear();
     let Scratch {
         shadows,
+        label_shadows,
         defs,
         blocks,
         scope,
@@ -96,7 +109,10 @@ pub(crate) fn walk_body(
         src,
         names: cx.names,
         item,
+        params: func.signature.all(),
         shadows,
+        label_shadows,
+        labels_known: false,
         depth: 0,
         refs: cx.refs,
         body_names: cx.body_names.as_deref_mut(),
@@ -108,38 +124,13 @@ pub(crate) fn walk_body(
         defs,
         blocks,
         parameters: 0,
+        parameters_known: false,
     };
-    // Parameters shadow module-scope names for the whole body, and are defined in
-    // its outermost block (the `{` at token 0).
-    let params = func.signature.all();
-    for (i, p) in params.iter().enumerate() {
-        w.shadow(&src[p.name.range()], 0);
-        let formal = Local::Formal {
-            space: p.spec.space,
-        };
-        w.scope.declare(p.name, None, 0, formal);
-        // A name used twice among the parameters is the parser's to report.
-        let name = &src[p.name.range()];
-        if params[..i].iter().any(|q| &src[q.name.range()] == name) {
-            continue;
-        }
-        w.defs.push(Def {
-            scope: 0,
-            lo: p.name.lo,
-            hi: p.name.hi,
-            count: None,
-        });
+    if complete {
+        w.define_parameters();
     }
-    w.parameters = w.defs.len();
-    // Labels are visible in the whole function, before and after their definition.
-    // Inside a body, `name :` is always a label (PTX instructions have no `?:`).
-    for (i, t) in toks.iter().enumerate() {
-        let colon_next = toks
-            .get(i + 1)
-            .is_some_and(|n| n.kind == TokenKind::Punct && n.text(src) == b":");
-        if t.kind == TokenKind::Ident && colon_next {
-            w.define(t.span(), 0);
-        }
+    if w.body_names.is_some() {
+        w.define_labels();
     }
     w.statements();
     // The parameters alone never clash: each name is kept once, in one block.
@@ -168,6 +159,7 @@ pub(crate) fn walk_body(
     cx.errors.append(&mut w.c.errors);
     SCRATCH.set(Scratch {
         shadows: w.shadows,
+        label_shadows: w.label_shadows,
         defs: w.defs,
         blocks: w.blocks,
         scope: w.scope,
@@ -180,6 +172,7 @@ pub(crate) fn walk_body(
 #[derive(Default)]
 struct Scratch {
     shadows: Vec<(SymbolId, u32)>,
+    label_shadows: Vec<SymbolId>,
     defs: Vec<Def>,
     blocks: Vec<u32>,
     scope: Scope,
@@ -188,6 +181,7 @@ struct Scratch {
 impl Scratch {
     fn clear(&mut self) {
         self.shadows.clear();
+        self.label_shadows.clear();
         self.defs.clear();
         self.blocks.clear();
         self.scope.clear();
@@ -199,6 +193,7 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Scratch> = const {
         std::cell::Cell::new(Scratch {
             shadows: Vec::new(),
+            label_shadows: Vec::new(),
             defs: Vec::new(),
             blocks: Vec::new(),
             scope: Scope::new(),
@@ -207,20 +202,61 @@ thread_local! {
 }
 
 impl<'s> Walker<'s, '_, '_> {
-    fn shadow(&mut self, name: &[u8], depth: u32) {
-        if let Some(id) = self.names.get(name) {
-            self.shadows.push((id, depth));
+    /// Adds the parameters to `defs`: they are defined in the body's outermost
+    /// block (the `{` at token 0). A name used twice among them is the parser's to
+    /// report, so each name is kept once, and they never clash among themselves.
+    fn define_parameters(&mut self) {
+        let (params, src) = (self.params, self.src);
+        for (i, p) in params.iter().enumerate() {
+            let name = &src[p.name.range()];
+            if params[..i].iter().any(|q| &src[q.name.range()] == name) {
+                continue;
+            }
+            self.defs.push(Def {
+                scope: 0,
+                lo: p.name.lo,
+                hi: p.name.hi,
+                count: None,
+            });
         }
+        self.parameters = self.defs.len();
+        self.parameters_known = true;
+    }
+
+    /// Defines the body's labels, which are visible in the whole function, before
+    /// and after their definition. Inside a body, `name :` is always a label (PTX
+    /// instructions have no `?:`).
+    fn define_labels(&mut self) {
+        let (toks, src) = (self.c.toks, self.src);
+        for pair in toks.windows(2) {
+            let (t, n) = (pair[0], pair[1]);
+            // The colon first: it is rare, and one byte.
+            let colon = n.kind == TokenKind::Punct
+                && src.get(n.lo as usize) == Some(&b':')
+                && n.hi == n.lo + 1;
+            if colon && t.kind == TokenKind::Ident {
+                let text = t.text(src);
+                if let Some(body_names) = self.body_names.as_deref_mut() {
+                    body_names.entry(text).or_insert((self.item, t.span()));
+                }
+                if let Some(id) = self.names.get(text) {
+                    self.label_shadows.push(id);
+                }
+            }
+        }
+        self.labels_known = true;
     }
 
     /// A name defined in the body at `depth`: it shadows a module-scope symbol of the
-    /// same name and may be named by a debug section.
+    /// same name until its block ends, and may be named by a debug section.
     fn define(&mut self, name: Span, depth: u32) {
         let text = &self.src[name.range()];
         if let Some(body_names) = self.body_names.as_deref_mut() {
             body_names.entry(text).or_insert((self.item, name));
         }
-        self.shadow(text, depth);
+        if let Some(id) = self.names.get(text) {
+            self.shadows.push((id, depth));
+        }
     }
 
     /// Records that the current block defines the name at `span` (`count`: the `N`
@@ -231,8 +267,13 @@ impl<'s> Walker<'s, '_, '_> {
     /// knows, the parameters, so it keeps a definition there only if a parameter
     /// has its stem.
     fn define_in_block(&mut self, span: Span, count: Option<u32>) {
-        if !self.complete && !self.may_be_parameter(span, count) {
-            return;
+        if !self.complete {
+            if !self.may_be_parameter(span, count) {
+                return;
+            }
+            if !self.parameters_known {
+                self.define_parameters();
+            }
         }
         self.defs.push(Def {
             scope: self.blocks.last().copied().unwrap_or(0),
@@ -242,12 +283,11 @@ impl<'s> Walker<'s, '_, '_> {
         });
     }
 
-    /// Whether the name at `span` (`name<count>`) may clash with a parameter, whose
-    /// definitions come first in `defs`.
+    /// Whether the name at `span` (`name<count>`) may clash with a parameter.
     fn may_be_parameter(&self, span: Span, count: Option<u32>) -> bool {
         let name = &self.src[span.range()];
-        self.defs[..self.parameters].iter().any(|p| {
-            let param = &self.src[p.lo as usize..p.hi as usize];
+        self.params.iter().any(|p| {
+            let param = &self.src[p.name.range()];
             param == name || declares(name, count, param)
         })
     }
@@ -259,8 +299,9 @@ impl<'s> Walker<'s, '_, '_> {
     /// A use of the name at `span`: a reference if it names a module-scope symbol
     /// that nothing in the body shadows.
     fn use_name(&mut self, span: Span, kind: RefKind) {
-        if let Some(symbol) = self.names.get(&self.src[span.range()]) {
-            if !self.shadows.iter().any(|&(s, _)| s == symbol) {
+        let text = &self.src[span.range()];
+        if let Some(symbol) = self.names.get(text) {
+            if !self.shadowed(symbol, text) {
                 self.refs.push(Reference {
                     span,
                     symbol,
@@ -269,6 +310,22 @@ impl<'s> Walker<'s, '_, '_> {
                 });
             }
         }
+    }
+
+    /// Whether the module-scope `symbol`, named `text`, is shadowed here: by a
+    /// variable of an open block, a parameter or a label.
+    fn shadowed(&mut self, symbol: SymbolId, text: &[u8]) -> bool {
+        if self.shadows.iter().any(|&(s, _)| s == symbol) {
+            return true;
+        }
+        let src = self.src;
+        if self.params.iter().any(|p| &src[p.name.range()] == text) {
+            return true;
+        }
+        if !self.labels_known {
+            self.define_labels();
+        }
+        self.label_shadows.contains(&symbol)
     }
 
     fn statements(&mut self) {
@@ -416,8 +473,27 @@ impl<'s> Walker<'s, '_, '_> {
     /// identifier that is the whole `element` of its list is judged as ptxas judges
     /// it (`calls::operand_refusal`).
     fn operand(&mut self, span: Span, element: bool) -> CallOperand {
-        let name = &self.src[span.range()];
-        let found = self.scope.find(self.src, name);
+        let (src, name) = (self.src, &self.src[span.range()]);
+        // The parameters enclose every block, so they are looked at last, the
+        // last-declared first.
+        let formal;
+        let found = match self.scope.find(src, name) {
+            Some(found) => Some(found),
+            None => match self
+                .params
+                .iter()
+                .rev()
+                .find(|p| &src[p.name.range()] == name)
+            {
+                Some(p) => {
+                    formal = Local::Formal {
+                        space: p.spec.space,
+                    };
+                    Some((p.name, &formal))
+                }
+                None => None,
+            },
+        };
         let decl = match found {
             Some((_, Local::Variable { param, .. })) => param.clone(),
             _ => None,

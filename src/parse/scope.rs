@@ -2,8 +2,10 @@
 //! them up: a variable is visible from its declaration to the end of its block
 //! (`{ ... }`), an inner block's declaration hides an outer one, and a sibling
 //! block's declarations are gone. The calling function's parameters are visible in
-//! the whole body. docs/linking.md ("Declarations checked in each module") has the
-//! experiments.
+//! the whole body, enclosing every block: the walk looks them up itself when no
+//! variable here has the name (`body.rs`), so that a body without calls costs
+//! nothing per parameter. docs/linking.md ("Declarations checked in each module")
+//! has the experiments.
 //!
 //! The compact lexer skips plain `%`-register declarations (`.reg .b32 %r<5>;`),
 //! so a `%`-name's absence here proves nothing: only names without `%` are judged
@@ -23,7 +25,8 @@ pub(super) enum Local {
         space: StateSpace,
         param: Option<LocalParam>,
     },
-    /// A parameter (or return parameter) of the calling function, in `space`.
+    /// A parameter (or return parameter) of the calling function, in `space` (not
+    /// kept in a [`Scope`]: the walk makes one for the lookup that finds it).
     Formal { space: StateSpace },
 }
 

@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 
 use super::calls::operand_refusal;
 use super::cursor::Cursor;
-use super::decl::{check_variable, declarator, type_spec};
+use super::decl::{check_variable, declarator, plain_declaration, type_spec};
 use super::items::{loc_args, pragma};
 use super::names::Names;
 use super::scope::{Local, Scope};
@@ -701,15 +701,24 @@ impl<'s> Walker<'s, '_, '_> {
     /// same rules (`decl::check_variable`). Declared names shadow module-scope names
     /// until the block ends.
     fn declaration(&mut self) {
-        let Ok(spec) = type_spec(&mut self.c, None) else {
-            self.skip_statement();
-            return;
+        let (spec, mut decl) = match plain_declaration(&self.c) {
+            Some(plain) => {
+                self.c.pos = plain.end;
+                (plain.spec(), plain.declarator())
+            }
+            None => {
+                let Ok(spec) = type_spec(&mut self.c, None) else {
+                    self.skip_statement();
+                    return;
+                };
+                let Ok(decl) = declarator(&mut self.c, true) else {
+                    self.skip_statement();
+                    return;
+                };
+                (spec, decl)
+            }
         };
         loop {
-            let Ok(decl) = declarator(&mut self.c, true) else {
-                self.skip_statement();
-                return;
-            };
             check_variable(&mut self.c, &spec, &decl, false);
             self.define(decl.name, self.depth);
             self.define_in_block(decl.name, decl.reg_count);
@@ -734,6 +743,11 @@ impl<'s> Walker<'s, '_, '_> {
                 self.use_name(span, RefKind::Operand);
             }
             if self.c.eat_punct(b",") {
+                let Ok(next) = declarator(&mut self.c, true) else {
+                    self.skip_statement();
+                    return;
+                };
+                decl = next;
                 continue;
             }
             if self.c.eat_punct(b";") {

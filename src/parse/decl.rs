@@ -462,3 +462,71 @@ pub(crate) fn param_list(c: &mut Cursor, params: &mut Vec<Param>) -> PResult<()>
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+
+    /// Where [`plain_declaration`] answers, the general parsers make the same of the
+    /// declaration, report nothing and stop at the same token; where they report
+    /// something, it does not answer.
+    #[test]
+    fn plain_declarations_read_as_the_general_parsers_read_them() {
+        let answered = [
+            ".reg .b32 r;",
+            ".param .b64 param0;",
+            ".param .b32 p, q;",
+            ".local .align 8 .b8 depot[16];",
+            ".param .align 16 .b8 retval0[24];",
+            ".shared .f32 x[0];",
+            ".global .u32 g[0x10];",
+            ".param .u64 a)",
+            ".reg .pred %p;",
+            ".param .align 2147483648 .b8 big[4];",
+            ".const .b8 huge[18446744073709551615];",
+            ".reg .b32 r [4];x",
+        ];
+        let declined = [
+            ".reg .b32 r",
+            ".reg .b32 r<4>;",
+            ".reg .v2 .b32 v;",
+            ".reg .b32 r = 1;",
+            ".global .b8 a[];",
+            ".global .b8 a[2][3];",
+            ".local .align 3 .b8 d[4];",
+            ".local .align 4294967296 .b8 d[4];",
+            ".local .align 0 .b8 d[4];",
+            ".local .align 8 .b8 d[99999999999999999999];",
+            ".align 8 .local .b8 d[4];",
+            ".local .b8 .align 8 d[4];",
+            ".param .ptr .b64 p;",
+            ".param .b32 .b32 p;",
+            ".reg .b32 .reg r;",
+            ".attribute(.managed) .global .b32 m;",
+            ".b32 r;",
+            ".reg r;",
+            ".reg .b32 r:",
+        ];
+        let read = |text: &str, plain: bool| {
+            let lexed = crate::lex::lex(FileId(0), text.as_bytes());
+            let mut c = Cursor::new(FileId(0), text.as_bytes(), &lexed.tokens);
+            if plain {
+                let p = plain_declaration(&c)?;
+                c.pos = p.end;
+                return Some((p.spec(), p.declarator(), c.pos));
+            }
+            let spec = type_spec(&mut c, None).ok()?;
+            let decl = declarator(&mut c, true).ok()?;
+            c.errors.is_empty().then_some((spec, decl, c.pos))
+        };
+        for text in answered {
+            let plain = read(text, true);
+            assert!(plain.is_some(), "{text}");
+            assert_eq!(plain, read(text, false), "{text}");
+        }
+        for text in declined {
+            assert_eq!(read(text, true), None, "{text}");
+        }
+    }
+}

@@ -70,6 +70,9 @@ struct Walker<'s, 'r, 't> {
     /// How many of `defs` are the function's parameters.
     parameters: usize,
     parameters_known: bool,
+    /// A call list's elements: the token that stands for each, and whether it is
+    /// the whole element.
+    elements: Vec<(Token, bool)>,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -103,6 +106,7 @@ pub(crate) fn walk_body(
         defs,
         blocks,
         scope,
+        elements,
     } = scratch;
     let mut w = Walker {
         c: Cursor::new(cx.file, src, toks),
@@ -125,6 +129,7 @@ pub(crate) fn walk_body(
         blocks,
         parameters: 0,
         parameters_known: false,
+        elements,
     };
     if complete {
         w.define_parameters();
@@ -163,6 +168,7 @@ pub(crate) fn walk_body(
         defs: w.defs,
         blocks: w.blocks,
         scope: w.scope,
+        elements: w.elements,
     });
 }
 
@@ -176,6 +182,7 @@ struct Scratch {
     defs: Vec<Def>,
     blocks: Vec<u32>,
     scope: Scope,
+    elements: Vec<(Token, bool)>,
 }
 
 impl Scratch {
@@ -197,6 +204,7 @@ thread_local! {
             defs: Vec::new(),
             blocks: Vec::new(),
             scope: Scope::new(),
+            elements: Vec::new(),
         })
     };
 }
@@ -499,7 +507,9 @@ impl<'s> Walker<'s, '_, '_> {
             _ => None,
         };
         if element {
-            let module_scope = self.names.get(name).is_some();
+            // Only an operand no variable or parameter declares may be a module-scope
+            // symbol's name.
+            let module_scope = found.is_none() && self.names.get(name).is_some();
             let refusal = operand_refusal(self.c.file, self.src, span, found, module_scope);
             self.c.errors.extend(refusal);
         }
@@ -511,27 +521,28 @@ impl<'s> Walker<'s, '_, '_> {
     /// an immediate or another operand. Each element counts, as ptxas counts them
     /// against the prototype. In an array of their exact size: most calls pass one
     /// or two, and an array grown by pushing starts with room for four
-    /// (docs/performance.md).
+    /// (docs/performance.md); the elements are found once, into `elements`.
     fn call_operands(&mut self, toks: &[Token]) -> Box<[CallOperand]> {
         let src = self.src;
         let comma = |t: &Token| t.kind == TokenKind::Punct && t.text(src) == b",";
-        let elements = || {
-            toks.split(comma).filter_map(|e| {
-                let first = e.iter().find(|t| t.kind == TokenKind::Ident).or(e.first());
-                first.map(|&t| (t, e.len() == 1))
-            })
-        };
-        let mut operands = Vec::with_capacity(elements().count());
-        for (t, alone) in elements() {
-            operands.push(match t.kind {
+        let mut elements = std::mem::take(&mut self.elements);
+        elements.clear();
+        elements.extend(toks.split(comma).filter_map(|e| {
+            let first = e.iter().find(|t| t.kind == TokenKind::Ident).or(e.first());
+            first.map(|&t| (t, e.len() == 1))
+        }));
+        let operands = elements
+            .iter()
+            .map(|&(t, alone)| match t.kind {
                 TokenKind::Ident => self.operand(t.span(), alone),
                 _ => CallOperand {
                     span: t.span(),
                     decl: None,
                 },
-            });
-        }
-        operands.into_boxed_slice()
+            })
+            .collect();
+        self.elements = elements;
+        operands
     }
 
     /// Records the callee and arguments of `call[.uni] [(ret),] f[, (args)][, proto];`

@@ -10,6 +10,7 @@
 //! has the experiments.
 
 use super::alias::prototype_difference;
+use super::decl::Lossy;
 use super::names::Names;
 use super::scope::Local;
 use crate::diag::{Code, Diagnostic};
@@ -31,10 +32,12 @@ pub(super) fn operand_refusal(
     found: Option<(Span, &Local)>,
     module_scope: bool,
 ) -> Option<Diagnostic> {
-    let name = String::from_utf8_lossy(&src[span.range()]);
-    if name.starts_with('%') {
+    let text = &src[span.range()];
+    if text.starts_with(b"%") {
         return None;
     }
+    // Shown only in a message: most operands are fine.
+    let name = Lossy(text);
     let declared_here =
         |d: Diagnostic, at: Span| d.with_note(file, at, format!("`{name}` is declared here"));
     match found {
@@ -50,7 +53,7 @@ pub(super) fn operand_refusal(
                     space_error(
                         file,
                         span,
-                        &name,
+                        name,
                         &format!("a `{}` variable", space.as_str()),
                     ),
                     at,
@@ -72,7 +75,7 @@ pub(super) fn operand_refusal(
             declared_here(d, at)
         }),
         // `WARP_SZ` is an immediate.
-        None if module_scope || name == "WARP_SZ" => None,
+        None if module_scope || text == b"WARP_SZ" => None,
         None => Some(
             Diagnostic::error(
                 Code::CallArgument,
@@ -90,7 +93,7 @@ pub(super) fn operand_refusal(
 
 /// The error for an operand `name` that is `what` (in a state space a call cannot
 /// pass).
-fn space_error(file: FileId, span: Span, name: &str, what: &str) -> Diagnostic {
+fn space_error(file: FileId, span: Span, name: impl std::fmt::Display, what: &str) -> Diagnostic {
     Diagnostic::error(
         Code::CallArgument,
         file,

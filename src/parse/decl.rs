@@ -231,7 +231,8 @@ pub(crate) fn check_variable(c: &mut Cursor, spec: &TypeSpec, decl: &Declarator,
 }
 
 /// Bytes shown as text, lossily, without a copy until shown.
-struct Lossy<'a>(&'a [u8]);
+#[derive(Clone, Copy)]
+pub(super) struct Lossy<'a>(pub &'a [u8]);
 
 impl std::fmt::Display for Lossy<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -40,13 +40,11 @@ struct Walker<'s, 'r, 't> {
     /// names in the whole body, and calls may pass them (after every variable in
     /// `scope`, which they enclose).
     params: &'r [Param],
-    /// Module-scope symbols that variables declared in the open blocks shadow, with
-    /// the block depth that declared them.
-    shadows: Vec<(SymbolId, u32)>,
-    /// Module-scope symbols the body's labels shadow (in the whole function), once
-    /// `labels_known`: looked for only when the body names a module-scope symbol,
-    /// or for the debug sections' `body_names`.
-    label_shadows: Vec<SymbolId>,
+    /// The walk's arrays.
+    s: &'r mut Scratch,
+    /// Whether `s.label_shadows` holds the body's labels: they are looked for only
+    /// when the body names a module-scope symbol, or for the debug sections'
+    /// `body_names`.
     labels_known: bool,
     depth: u32,
     refs: &'r mut Vec<Reference>,
@@ -54,25 +52,15 @@ struct Walker<'s, 'r, 't> {
     body_names: Option<&'r mut BodyNames<'s>>,
     locs: &'r mut Locs,
     calls: &'r mut Vec<CallSite>,
-    /// The function-scope variables in scope, for the calls that pass them.
-    scope: Scope,
     legacy_warp_op: &'r mut Option<Span>,
     /// The tokens are the body's every token, so the walk checks each instruction's
     /// operand grammar; a compactly lexed body was checked by the lexer.
     complete: bool,
-    /// The names this walk sees defined (parameters, labels, variables), each with
-    /// its block, for the clashes of `lex::clashes`. The parameters come first,
-    /// once `parameters_known`; in a compactly lexed body they are added only when
-    /// a definition may clash with one.
-    defs: Vec<Def>,
-    /// The open blocks: the token index of each `{`.
-    blocks: Vec<u32>,
-    /// How many of `defs` are the function's parameters.
+    /// How many of `s.defs` are the function's parameters, once `parameters_known`
+    /// (they come first); in a compactly lexed body they are added only when a
+    /// definition may clash with one.
     parameters: usize,
     parameters_known: bool,
-    /// A call list's elements: the token that stands for each, and whether it is
-    /// the whole element.
-    elements: Vec<(Token, bool)>,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -97,39 +85,38 @@ pub(crate) fn walk_body(
     toks: &[Token],
     complete: bool,
 ) {
+    SCRATCH.with_borrow_mut(|s| {
+        s.clear();
+        walk(cx, item, func, toks, complete, s);
+    });
+}
+
+fn walk(
+    cx: &mut BodyCtx<'_, '_>,
+    item: ItemId,
+    func: &FuncDecl,
+    toks: &[Token],
+    complete: bool,
+    s: &mut Scratch,
+) {
     let src = cx.src;
-    let mut scratch = SCRATCH.take();
-    scratch.clear();
-    let Scratch {
-        shadows,
-        label_shadows,
-        defs,
-        blocks,
-        scope,
-        elements,
-    } = scratch;
     let mut w = Walker {
         c: Cursor::new(cx.file, src, toks),
         src,
         names: cx.names,
         item,
         params: func.signature.all(),
-        shadows,
-        label_shadows,
+        s,
         labels_known: false,
         depth: 0,
         refs: cx.refs,
         body_names: cx.body_names.as_deref_mut(),
         locs: cx.locs,
         calls: cx.calls,
-        scope,
         legacy_warp_op: cx.legacy_warp_op,
         complete,
-        defs,
-        blocks,
         parameters: 0,
         parameters_known: false,
-        elements,
     };
     if complete {
         w.define_parameters();
@@ -139,13 +126,13 @@ pub(crate) fn walk_body(
     }
     w.statements();
     // The parameters alone never clash: each name is kept once, in one block.
-    let found = if w.defs.len() > w.parameters {
-        clashes(src, &w.defs)
+    let found = if w.s.defs.len() > w.parameters {
+        clashes(src, &w.s.defs)
     } else {
         Vec::new()
     };
     for (later, earlier) in found {
-        let (l, e) = (&w.defs[later], &w.defs[earlier]);
+        let (l, e) = (&w.s.defs[later], &w.s.defs[earlier]);
         let at = Span::new(l.lo, l.hi);
         let mut name = String::from_utf8_lossy(&src[at.range()]).into_owned();
         if let Some(n) = l.count {
@@ -162,14 +149,6 @@ pub(crate) fn walk_body(
         );
     }
     cx.errors.append(&mut w.c.errors);
-    SCRATCH.set(Scratch {
-        shadows: w.shadows,
-        label_shadows: w.label_shadows,
-        defs: w.defs,
-        blocks: w.blocks,
-        scope: w.scope,
-        elements: w.elements,
-    });
 }
 
 /// The arrays of a walk, kept from body to body, cleared and not freed: most
@@ -177,11 +156,20 @@ pub(crate) fn walk_body(
 /// link's profile.
 #[derive(Default)]
 struct Scratch {
+    /// Module-scope symbols that variables declared in the open blocks shadow, with
+    /// the block depth that declared them.
     shadows: Vec<(SymbolId, u32)>,
+    /// Module-scope symbols the body's labels shadow (in the whole function).
     label_shadows: Vec<SymbolId>,
+    /// The names the walk sees defined (parameters, labels, variables), each with
+    /// its block, for the clashes of `lex::clashes`.
     defs: Vec<Def>,
+    /// The open blocks: the token index of each `{`.
     blocks: Vec<u32>,
+    /// The function-scope variables in scope, for the calls that pass them.
     scope: Scope,
+    /// A call list's elements: the token that stands for each, and whether it is
+    /// the whole element.
     elements: Vec<(Token, bool)>,
 }
 
@@ -197,8 +185,8 @@ impl Scratch {
 
 thread_local! {
     /// Each thread's arrays for [`walk_body`].
-    static SCRATCH: std::cell::Cell<Scratch> = const {
-        std::cell::Cell::new(Scratch {
+    static SCRATCH: std::cell::RefCell<Scratch> = const {
+        std::cell::RefCell::new(Scratch {
             shadows: Vec::new(),
             label_shadows: Vec::new(),
             defs: Vec::new(),
@@ -220,14 +208,14 @@ impl<'s> Walker<'s, '_, '_> {
             if params[..i].iter().any(|q| &src[q.name.range()] == name) {
                 continue;
             }
-            self.defs.push(Def {
+            self.s.defs.push(Def {
                 scope: 0,
                 lo: p.name.lo,
                 hi: p.name.hi,
                 count: None,
             });
         }
-        self.parameters = self.defs.len();
+        self.parameters = self.s.defs.len();
         self.parameters_known = true;
     }
 
@@ -248,7 +236,7 @@ impl<'s> Walker<'s, '_, '_> {
                     body_names.entry(text).or_insert((self.item, t.span()));
                 }
                 if let Some(id) = self.names.get(text) {
-                    self.label_shadows.push(id);
+                    self.s.label_shadows.push(id);
                 }
             }
         }
@@ -263,7 +251,7 @@ impl<'s> Walker<'s, '_, '_> {
             body_names.entry(text).or_insert((self.item, name));
         }
         if let Some(id) = self.names.get(text) {
-            self.shadows.push((id, depth));
+            self.s.shadows.push((id, depth));
         }
     }
 
@@ -283,8 +271,8 @@ impl<'s> Walker<'s, '_, '_> {
                 self.define_parameters();
             }
         }
-        self.defs.push(Def {
-            scope: self.blocks.last().copied().unwrap_or(0),
+        self.s.defs.push(Def {
+            scope: self.s.blocks.last().copied().unwrap_or(0),
             lo: span.lo,
             hi: span.hi,
             count,
@@ -323,7 +311,7 @@ impl<'s> Walker<'s, '_, '_> {
     /// Whether the module-scope `symbol`, named `text`, is shadowed here: by a
     /// variable of an open block, a parameter or a label.
     fn shadowed(&mut self, symbol: SymbolId, text: &[u8]) -> bool {
-        if self.shadows.iter().any(|&(s, _)| s == symbol) {
+        if self.s.shadows.iter().any(|&(s, _)| s == symbol) {
             return true;
         }
         let src = self.src;
@@ -333,7 +321,7 @@ impl<'s> Walker<'s, '_, '_> {
         if !self.labels_known {
             self.define_labels();
         }
-        self.label_shadows.contains(&symbol)
+        self.s.label_shadows.contains(&symbol)
     }
 
     fn statements(&mut self) {
@@ -342,18 +330,18 @@ impl<'s> Walker<'s, '_, '_> {
             match t.kind {
                 TokenKind::Punct => match self.c.text(t) {
                     b"{" => {
-                        self.blocks.push(self.c.pos as u32);
+                        self.s.blocks.push(self.c.pos as u32);
                         self.c.bump();
                         self.depth += 1;
                     }
                     b"}" => {
-                        self.blocks.pop();
+                        self.s.blocks.pop();
                         self.c.bump();
                         let depth = self.depth;
-                        while self.shadows.last().is_some_and(|&(_, d)| d >= depth) {
-                            self.shadows.pop();
+                        while self.s.shadows.last().is_some_and(|&(_, d)| d >= depth) {
+                            self.s.shadows.pop();
                         }
-                        self.scope.close(depth);
+                        self.s.scope.close(depth);
                         self.depth -= 1;
                         if self.depth == 0 {
                             return;
@@ -485,7 +473,7 @@ impl<'s> Walker<'s, '_, '_> {
         // The parameters enclose every block, so they are looked at last, the
         // last-declared first.
         let formal;
-        let found = match self.scope.find(src, name) {
+        let found = match self.s.scope.find(src, name) {
             Some(found) => Some(found),
             None => match self
                 .params
@@ -525,7 +513,7 @@ impl<'s> Walker<'s, '_, '_> {
     fn call_operands(&mut self, toks: &[Token]) -> Box<[CallOperand]> {
         let src = self.src;
         let comma = |t: &Token| t.kind == TokenKind::Punct && t.text(src) == b",";
-        let mut elements = std::mem::take(&mut self.elements);
+        let mut elements = std::mem::take(&mut self.s.elements);
         elements.clear();
         elements.extend(toks.split(comma).filter_map(|e| {
             let first = e.iter().find(|t| t.kind == TokenKind::Ident).or(e.first());
@@ -541,7 +529,7 @@ impl<'s> Walker<'s, '_, '_> {
                 },
             })
             .collect();
-        self.elements = elements;
+        self.s.elements = elements;
         operands
     }
 
@@ -749,7 +737,7 @@ impl<'s> Walker<'s, '_, '_> {
                 param,
             };
             let count = decl.reg_count;
-            self.scope.declare(decl.name, count, self.depth, local);
+            self.s.scope.declare(decl.name, count, self.depth, local);
             for &span in decl.init.iter().flat_map(|init| &init.symbol_refs) {
                 self.use_name(span, RefKind::Operand);
             }

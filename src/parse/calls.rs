@@ -132,7 +132,8 @@ pub(super) fn check_calls(
         let ItemKind::Function(f) = &m.items[decl.item.0 as usize].kind else {
             continue;
         };
-        let name = String::from_utf8_lossy(name);
+        // Shown only in a message: most calls are fine.
+        let name = Lossy(name);
         let none: &[Param] = &[];
         let returns = f.signature.returns().unwrap_or(none);
         let params = f.signature.params().unwrap_or(none);
@@ -143,20 +144,18 @@ pub(super) fn check_calls(
             } else {
                 ("return value", rets, returns.len())
             };
-            errors.push(
-                count_error(m.file, call, &name, what, have, want).with_note(
-                    m.file,
-                    decl.name,
-                    format!("`{name}` is declared here"),
-                ),
-            );
+            errors.push(count_error(m.file, call, name, what, have, want).with_note(
+                m.file,
+                decl.name,
+                format!("`{name}` is declared here"),
+            ));
             continue;
         }
         let pairs = (call.rets.iter().zip(returns).map(|p| ("return value", p)))
             .chain(call.args.iter().zip(params).map(|p| ("argument", p)));
         for (what, (op, formal)) in pairs {
             let Some(actual) = &op.decl else { continue };
-            if let Some(e) = layout_error(m.file, src, &name, what, op, actual, formal) {
+            if let Some(e) = layout_error(m.file, src, name, what, op, actual, formal) {
                 errors.push(e);
             }
         }
@@ -199,7 +198,7 @@ fn module_scope_operand(
 fn count_error(
     file: FileId,
     call: &CallSite,
-    name: &str,
+    name: Lossy,
     what: &str,
     have: usize,
     want: usize,
@@ -233,7 +232,7 @@ enum Mismatch {
 fn layout_error(
     file: FileId,
     src: &[u8],
-    callee: &str,
+    callee: Lossy,
     what: &str,
     op: &CallOperand,
     actual: &LocalParam,

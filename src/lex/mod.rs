@@ -32,7 +32,6 @@ use crate::source::{FileId, Span};
 
 mod class;
 mod compact;
-mod declared;
 mod defer;
 mod defs;
 mod grammar;
@@ -46,7 +45,6 @@ use class::is;
 /// For the IR's test that its state spaces are the lexer's.
 #[cfg(test)]
 pub(crate) use class::is_state_space;
-pub(crate) use declared::declared_before;
 pub(crate) use defs::{clashes, declares, Def};
 pub(crate) use grammar::instruction_slip;
 
@@ -108,6 +106,14 @@ pub struct Lexed {
     /// [`lex_body`] is handed back: a walk lexes one body after another, and each
     /// would otherwise grow its lists anew.
     scratch: Scratch,
+}
+
+impl Lexed {
+    /// After [`lex_body`] lexed a body compactly: every label and declaration in
+    /// it, with its block, in source order.
+    pub(crate) fn body_defs(&self) -> &[Def] {
+        &self.scratch.defs
+    }
 }
 
 /// See [`Lexed::scratch`] and the fields of the same names in [`Lexer`].

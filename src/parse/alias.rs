@@ -4,6 +4,7 @@
 //! prototype. docs/linking.md ("Declarations checked in each module") has the
 //! experiments.
 
+use super::decl::Lossy;
 use crate::ir::{ItemKind, Linkage, Module, Param, Signature, Symbol, SymbolKind};
 
 /// Why ptxas refuses `.alias alias, aliasee;`, in the words of a diagnostic, or
@@ -16,7 +17,8 @@ pub(super) fn alias_refusal(
     aliasee: &Symbol,
     aliased: bool,
 ) -> Option<String> {
-    let name = |s: &Symbol| String::from_utf8_lossy(&src[s.name.range()]).into_owned();
+    // Shown only in a message: most aliases are fine.
+    let name = |s: &Symbol| Lossy(&src[s.name.range()]);
     let (a, b) = (name(alias), name(aliasee));
     for (s, n) in [(alias, &a), (aliasee, &b)] {
         match s.kind {

@@ -13,16 +13,16 @@ use rustc_hash::FxHashMap;
 
 use super::calls::operand_refusal;
 use super::cursor::Cursor;
-use super::decl::{check_variable, declarator, type_spec};
+use super::decl::{check_variable, declarator, plain_declaration, type_spec};
 use super::items::{loc_args, pragma};
 use super::names::Names;
 use super::scope::{is_special_register, Local, Scope};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{
-    CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, RefKind, Reference, StateSpace,
-    SymbolId,
+    CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, Param, RefKind, Reference,
+    StateSpace, SymbolId,
 };
-use crate::lex::{clashes, declared_before, declares, instruction_slip, Def, Token, TokenKind};
+use crate::lex::{clashes, declares, instruction_slip, Def, Token, TokenKind};
 use crate::source::{FileId, Span};
 
 /// Names defined inside bodies (labels, function-scope variables), for debug sections
@@ -36,28 +36,35 @@ struct Walker<'s, 'r, 't> {
     src: &'s [u8],
     names: &'r Names<'s>,
     item: ItemId,
-    /// Module-scope symbols shadowed here, with the block depth that declared them.
-    /// Labels and parameters are declared at depth 0, i.e. for the whole function.
-    shadows: Vec<(SymbolId, u32)>,
+    /// The function's return parameters and parameters: they shadow module-scope
+    /// names in the whole body, and calls may pass them (after every variable in
+    /// `scope`, which they enclose).
+    params: &'r [Param],
+    /// The walk's arrays.
+    s: &'r mut Scratch,
+    /// Whether `s.label_shadows` holds the body's labels: they are looked for only
+    /// when the body names a module-scope symbol, or for the debug sections'
+    /// `body_names`.
+    labels_known: bool,
     depth: u32,
     refs: &'r mut Vec<Reference>,
     /// `None` when no debug section could refer into a body.
     body_names: Option<&'r mut BodyNames<'s>>,
     locs: &'r mut Locs,
     calls: &'r mut Vec<CallSite>,
-    /// The function-scope variables in scope, for the calls that pass them.
-    scope: Scope,
     legacy_warp_op: &'r mut Option<Span>,
     /// The tokens are the body's every token, so the walk checks each instruction's
     /// operand grammar; a compactly lexed body was checked by the lexer.
     complete: bool,
-    /// The names this walk sees defined (parameters, labels, variables), each with
-    /// its block, for the clashes of `lex::clashes`.
-    defs: Vec<Def>,
-    /// The open blocks: the token index of each `{`.
-    blocks: Vec<u32>,
-    /// How many of `defs` are the function's parameters (they come first).
+    /// In a compactly lexed body: every label and declaration the lexer saw, with
+    /// its block (`lex::Def`), the plain register declarations it kept no token of
+    /// among them.
+    lexed_defs: &'t [Def],
+    /// How many of `s.defs` are the function's parameters, once `parameters_known`
+    /// (they come first); in a compactly lexed body they are added only when a
+    /// definition may clash with one.
     parameters: usize,
+    parameters_known: bool,
 }
 
 /// Where the walk of one body reads from and writes to.
@@ -73,76 +80,66 @@ pub(crate) struct BodyCtx<'s, 'r> {
     pub errors: &'r mut Vec<Diagnostic>,
 }
 
-/// Walks the body whose tokens are `toks` (from its `{` through its `}`); `complete`
-/// when they are all of its tokens (not a compact lexing).
+/// Walks the body whose tokens are `toks` (from its `{` through its `}`);
+/// `compact` holds the lexer's definitions when they are not all of its tokens (a
+/// compact lexing).
 pub(crate) fn walk_body(
     cx: &mut BodyCtx<'_, '_>,
     item: ItemId,
     func: &FuncDecl,
     toks: &[Token],
-    complete: bool,
+    compact: Option<&[Def]>,
 ) {
+    SCRATCH.with_borrow_mut(|s| {
+        s.clear();
+        walk(cx, item, func, toks, compact, s);
+    });
+}
+
+fn walk<'t>(
+    cx: &mut BodyCtx<'_, '_>,
+    item: ItemId,
+    func: &FuncDecl,
+    toks: &'t [Token],
+    compact: Option<&'t [Def]>,
+    s: &mut Scratch,
+) {
+    let complete = compact.is_none();
     let src = cx.src;
     let mut w = Walker {
         c: Cursor::new(cx.file, src, toks),
         src,
         names: cx.names,
         item,
-        shadows: Vec::new(),
+        params: func.signature.all(),
+        s,
+        labels_known: false,
         depth: 0,
         refs: cx.refs,
         body_names: cx.body_names.as_deref_mut(),
         locs: cx.locs,
         calls: cx.calls,
-        scope: Scope::default(),
         legacy_warp_op: cx.legacy_warp_op,
         complete,
-        defs: Vec::new(),
-        blocks: Vec::new(),
+        lexed_defs: compact.unwrap_or_default(),
         parameters: 0,
+        parameters_known: false,
     };
-    // Parameters shadow module-scope names for the whole body, and are defined in
-    // its outermost block (the `{` at token 0).
-    let params = func.signature.all();
-    for (i, p) in params.iter().enumerate() {
-        w.shadow(&src[p.name.range()], 0);
-        let formal = Local::Formal {
-            space: p.spec.space,
-        };
-        w.scope.declare(p.name, None, 0, formal);
-        // A name used twice among the parameters is the parser's to report.
-        let name = &src[p.name.range()];
-        if params[..i].iter().any(|q| &src[q.name.range()] == name) {
-            continue;
-        }
-        w.defs.push(Def {
-            scope: 0,
-            lo: p.name.lo,
-            hi: p.name.hi,
-            count: None,
-        });
+    if complete {
+        w.define_parameters();
     }
-    w.parameters = w.defs.len();
-    // Labels are visible in the whole function, before and after their definition.
-    // Inside a body, `name :` is always a label (PTX instructions have no `?:`).
-    for (i, t) in toks.iter().enumerate() {
-        let colon_next = toks
-            .get(i + 1)
-            .is_some_and(|n| n.kind == TokenKind::Punct && n.text(src) == b":");
-        if t.kind == TokenKind::Ident && colon_next {
-            w.define(t.span(), 0);
-        }
+    if w.body_names.is_some() {
+        w.define_labels();
     }
     w.statements();
-    // The parameters recorded are distinct names (a repeated one is the parser's to
-    // report), so only a body's own definitions can clash.
-    let found = if w.defs.len() > w.parameters {
-        clashes(src, &w.defs)
+    // The parameters alone never clash: each name is kept once, in one block.
+    let found = if w.s.defs.len() > w.parameters {
+        clashes(src, &w.s.defs)
     } else {
         Vec::new()
     };
     for (later, earlier) in found {
-        let (l, e) = (&w.defs[later], &w.defs[earlier]);
+        let (l, e) = (&w.s.defs[later], &w.s.defs[earlier]);
         let at = Span::new(l.lo, l.hi);
         let mut name = String::from_utf8_lossy(&src[at.range()]).into_owned();
         if let Some(n) = l.count {
@@ -161,21 +158,108 @@ pub(crate) fn walk_body(
     cx.errors.append(&mut w.c.errors);
 }
 
+/// The arrays of a walk, kept from body to body, cleared and not freed: most
+/// bodies are small, and allocating and freeing them for each one showed in a
+/// link's profile.
+#[derive(Default)]
+struct Scratch {
+    /// Module-scope symbols that variables declared in the open blocks shadow, with
+    /// the block depth that declared them.
+    shadows: Vec<(SymbolId, u32)>,
+    /// Module-scope symbols the body's labels shadow (in the whole function).
+    label_shadows: Vec<SymbolId>,
+    /// The names the walk sees defined (parameters, labels, variables), each with
+    /// its block, for the clashes of `lex::clashes`.
+    defs: Vec<Def>,
+    /// The open blocks: the token index of each `{`.
+    blocks: Vec<u32>,
+    /// The function-scope variables in scope, for the calls that pass them.
+    scope: Scope,
+    /// A call list's elements: the token that stands for each, and whether it is
+    /// the whole element.
+    elements: Vec<(Token, bool)>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        self.shadows.clear();
+        self.label_shadows.clear();
+        self.defs.clear();
+        self.blocks.clear();
+        self.scope.clear();
+    }
+}
+
+thread_local! {
+    /// Each thread's arrays for [`walk_body`].
+    static SCRATCH: std::cell::RefCell<Scratch> = const {
+        std::cell::RefCell::new(Scratch {
+            shadows: Vec::new(),
+            label_shadows: Vec::new(),
+            defs: Vec::new(),
+            blocks: Vec::new(),
+            scope: Scope::new(),
+            elements: Vec::new(),
+        })
+    };
+}
+
 impl<'s> Walker<'s, '_, '_> {
-    fn shadow(&mut self, name: &[u8], depth: u32) {
-        if let Some(id) = self.names.get(name) {
-            self.shadows.push((id, depth));
+    /// Adds the parameters to `defs`: they are defined in the body's outermost
+    /// block (the `{` at token 0). A name used twice among them is the parser's to
+    /// report, so each name is kept once, and they never clash among themselves.
+    fn define_parameters(&mut self) {
+        let (params, src) = (self.params, self.src);
+        for (i, p) in params.iter().enumerate() {
+            let name = &src[p.name.range()];
+            if params[..i].iter().any(|q| &src[q.name.range()] == name) {
+                continue;
+            }
+            self.s.defs.push(Def {
+                scope: 0,
+                lo: p.name.lo,
+                hi: p.name.hi,
+                count: None,
+            });
         }
+        self.parameters = self.s.defs.len();
+        self.parameters_known = true;
+    }
+
+    /// Defines the body's labels, which are visible in the whole function, before
+    /// and after their definition. Inside a body, `name :` is always a label (PTX
+    /// instructions have no `?:`).
+    fn define_labels(&mut self) {
+        let (toks, src) = (self.c.toks, self.src);
+        for pair in toks.windows(2) {
+            let (t, n) = (pair[0], pair[1]);
+            // The colon first: it is rare, and one byte.
+            let colon = n.kind == TokenKind::Punct
+                && src.get(n.lo as usize) == Some(&b':')
+                && n.hi == n.lo + 1;
+            if colon && t.kind == TokenKind::Ident {
+                let text = t.text(src);
+                if let Some(body_names) = self.body_names.as_deref_mut() {
+                    body_names.entry(text).or_insert((self.item, t.span()));
+                }
+                if let Some(id) = self.names.get(text) {
+                    self.s.label_shadows.push(id);
+                }
+            }
+        }
+        self.labels_known = true;
     }
 
     /// A name defined in the body at `depth`: it shadows a module-scope symbol of the
-    /// same name and may be named by a debug section.
+    /// same name until its block ends, and may be named by a debug section.
     fn define(&mut self, name: Span, depth: u32) {
         let text = &self.src[name.range()];
         if let Some(body_names) = self.body_names.as_deref_mut() {
             body_names.entry(text).or_insert((self.item, name));
         }
-        self.shadow(text, depth);
+        if let Some(id) = self.names.get(text) {
+            self.s.shadows.push((id, depth));
+        }
     }
 
     /// Records that the current block defines the name at `span` (`count`: the `N`
@@ -186,23 +270,27 @@ impl<'s> Walker<'s, '_, '_> {
     /// knows, the parameters, so it keeps a definition there only if a parameter
     /// has its stem.
     fn define_in_block(&mut self, span: Span, count: Option<u32>) {
-        if !self.complete && !self.may_be_parameter(span, count) {
-            return;
+        if !self.complete {
+            if !self.may_be_parameter(span, count) {
+                return;
+            }
+            if !self.parameters_known {
+                self.define_parameters();
+            }
         }
-        self.defs.push(Def {
-            scope: self.blocks.last().copied().unwrap_or(0),
+        self.s.defs.push(Def {
+            scope: self.s.blocks.last().copied().unwrap_or(0),
             lo: span.lo,
             hi: span.hi,
             count,
         });
     }
 
-    /// Whether the name at `span` (`name<count>`) may clash with a parameter, whose
-    /// definitions come first in `defs`.
+    /// Whether the name at `span` (`name<count>`) may clash with a parameter.
     fn may_be_parameter(&self, span: Span, count: Option<u32>) -> bool {
         let name = &self.src[span.range()];
-        self.defs[..self.parameters].iter().any(|p| {
-            let param = &self.src[p.lo as usize..p.hi as usize];
+        self.params.iter().any(|p| {
+            let param = &self.src[p.name.range()];
             param == name || declares(name, count, param)
         })
     }
@@ -214,8 +302,9 @@ impl<'s> Walker<'s, '_, '_> {
     /// A use of the name at `span`: a reference if it names a module-scope symbol
     /// that nothing in the body shadows.
     fn use_name(&mut self, span: Span, kind: RefKind) {
-        if let Some(symbol) = self.names.get(&self.src[span.range()]) {
-            if !self.shadows.iter().any(|&(s, _)| s == symbol) {
+        let text = &self.src[span.range()];
+        if let Some(symbol) = self.names.get(text) {
+            if !self.shadowed(symbol, text) {
                 self.refs.push(Reference {
                     span,
                     symbol,
@@ -226,24 +315,40 @@ impl<'s> Walker<'s, '_, '_> {
         }
     }
 
+    /// Whether the module-scope `symbol`, named `text`, is shadowed here: by a
+    /// variable of an open block, a parameter or a label.
+    fn shadowed(&mut self, symbol: SymbolId, text: &[u8]) -> bool {
+        if self.s.shadows.iter().any(|&(s, _)| s == symbol) {
+            return true;
+        }
+        let src = self.src;
+        if self.params.iter().any(|p| &src[p.name.range()] == text) {
+            return true;
+        }
+        if !self.labels_known {
+            self.define_labels();
+        }
+        self.s.label_shadows.contains(&symbol)
+    }
+
     fn statements(&mut self) {
         // The body's own `{` opens depth 1; its `}` closes it and ends the walk.
         while let Some(t) = self.c.peek() {
             match t.kind {
                 TokenKind::Punct => match self.c.text(t) {
                     b"{" => {
-                        self.blocks.push(self.c.pos as u32);
+                        self.s.blocks.push(self.c.pos as u32);
                         self.c.bump();
                         self.depth += 1;
                     }
                     b"}" => {
-                        self.blocks.pop();
+                        self.s.blocks.pop();
                         self.c.bump();
                         let depth = self.depth;
-                        while self.shadows.last().is_some_and(|&(_, d)| d >= depth) {
-                            self.shadows.pop();
+                        while self.s.shadows.last().is_some_and(|&(_, d)| d >= depth) {
+                            self.s.shadows.pop();
                         }
-                        self.scope.close(depth);
+                        self.s.scope.close(depth);
                         self.depth -= 1;
                         if self.depth == 0 {
                             return;
@@ -371,14 +476,35 @@ impl<'s> Walker<'s, '_, '_> {
     /// identifier that is the whole `element` of its list is judged as ptxas judges
     /// it (`calls::operand_refusal`).
     fn operand(&mut self, span: Span, element: bool) -> CallOperand {
-        let name = &self.src[span.range()];
-        let found = self.scope.find(self.src, name);
+        let (src, name) = (self.src, &self.src[span.range()]);
+        // The parameters enclose every block, so they are looked at last, the
+        // last-declared first.
+        let formal;
+        let found = match self.s.scope.find(src, name) {
+            Some(found) => Some(found),
+            None => match self
+                .params
+                .iter()
+                .rev()
+                .find(|p| &src[p.name.range()] == name)
+            {
+                Some(p) => {
+                    formal = Local::Formal {
+                        space: p.spec.space,
+                    };
+                    Some((p.name, &formal))
+                }
+                None => None,
+            },
+        };
         let decl = match found {
             Some((_, Local::Variable { param, .. })) => param.clone(),
             _ => None,
         };
         if element {
-            let module_scope = self.names.get(name).is_some();
+            // Only an operand no variable or parameter declares may be a module-scope
+            // symbol's name.
+            let module_scope = found.is_none() && self.names.get(name).is_some();
             if found.is_some() || module_scope || !self.declared_unseen(span) {
                 let refusal = operand_refusal(self.c.file, self.src, span, found, module_scope);
                 self.c.errors.extend(refusal);
@@ -389,9 +515,9 @@ impl<'s> Walker<'s, '_, '_> {
 
     /// Whether the `%`-name at `span`, absent from the walk's scope, is declared
     /// where it is used by a declaration the walk did not see: a compactly lexed
-    /// body leaves plain register declarations out (`lex::declared_before` reads
-    /// the body again), and a special register (`%laneid`) needs none. In a body
-    /// lexed in full the scope holds every declaration.
+    /// body leaves plain register declarations out, but the lexer's definitions
+    /// hold them, each with its block; a special register (`%laneid`) needs none.
+    /// In a body lexed in full the scope holds every declaration.
     fn declared_unseen(&self, span: Span) -> bool {
         let name = &self.src[span.range()];
         if !name.starts_with(b"%") {
@@ -400,11 +526,18 @@ impl<'s> Walker<'s, '_, '_> {
         if is_special_register(name) {
             return true;
         }
-        if self.complete {
-            return false;
-        }
-        let open = self.c.toks.first().map_or(0, |t| t.lo as usize);
-        declared_before(self.src, open, span.lo as usize, name)
+        // A block is known by the position of its `{` (the body's own at token 0).
+        let at = span.lo;
+        let open_blocks = || {
+            std::iter::once(0)
+                .chain(self.s.blocks.iter().copied())
+                .map(|i| self.c.toks[i as usize].lo)
+        };
+        self.lexed_defs.iter().any(|d| {
+            d.lo < at
+                && declares(&self.src[d.lo as usize..d.hi as usize], d.count, name)
+                && open_blocks().any(|b| b == d.scope)
+        })
     }
 
     /// The elements of a call's list `toks` (inside its parentheses), as call
@@ -412,27 +545,28 @@ impl<'s> Walker<'s, '_, '_> {
     /// an immediate or another operand. Each element counts, as ptxas counts them
     /// against the prototype. In an array of their exact size: most calls pass one
     /// or two, and an array grown by pushing starts with room for four
-    /// (docs/performance.md).
+    /// (docs/performance.md); the elements are found once, into `elements`.
     fn call_operands(&mut self, toks: &[Token]) -> Box<[CallOperand]> {
         let src = self.src;
         let comma = |t: &Token| t.kind == TokenKind::Punct && t.text(src) == b",";
-        let elements = || {
-            toks.split(comma).filter_map(|e| {
-                let first = e.iter().find(|t| t.kind == TokenKind::Ident).or(e.first());
-                first.map(|&t| (t, e.len() == 1))
-            })
-        };
-        let mut operands = Vec::with_capacity(elements().count());
-        for (t, alone) in elements() {
-            operands.push(match t.kind {
+        let mut elements = std::mem::take(&mut self.s.elements);
+        elements.clear();
+        elements.extend(toks.split(comma).filter_map(|e| {
+            let first = e.iter().find(|t| t.kind == TokenKind::Ident).or(e.first());
+            first.map(|&t| (t, e.len() == 1))
+        }));
+        let operands = elements
+            .iter()
+            .map(|&(t, alone)| match t.kind {
                 TokenKind::Ident => self.operand(t.span(), alone),
                 _ => CallOperand {
                     span: t.span(),
                     decl: None,
                 },
-            });
-        }
-        operands.into_boxed_slice()
+            })
+            .collect();
+        self.s.elements = elements;
+        operands
     }
 
     /// Records the callee and arguments of `call[.uni] [(ret),] f[, (args)][, proto];`
@@ -484,7 +618,11 @@ impl<'s> Walker<'s, '_, '_> {
     fn check_register_callee(&mut self, span: Span) {
         let name = &self.src[span.range()];
         if !name.starts_with(b"%")
-            || self.scope.find(self.src, name).is_some()
+            || self.s.scope.find(self.src, name).is_some()
+            || self
+                .params
+                .iter()
+                .any(|p| &self.src[p.name.range()] == name)
             || self.names.get(name).is_some()
             || self.declared_unseen(span)
         {
@@ -631,15 +769,24 @@ impl<'s> Walker<'s, '_, '_> {
     /// same rules (`decl::check_variable`). Declared names shadow module-scope names
     /// until the block ends.
     fn declaration(&mut self) {
-        let Ok(spec) = type_spec(&mut self.c, None) else {
-            self.skip_statement();
-            return;
+        let (spec, mut decl) = match plain_declaration(&self.c) {
+            Some(plain) => {
+                self.c.pos = plain.end;
+                (plain.spec(), plain.declarator())
+            }
+            None => {
+                let Ok(spec) = type_spec(&mut self.c, None) else {
+                    self.skip_statement();
+                    return;
+                };
+                let Ok(decl) = declarator(&mut self.c, true) else {
+                    self.skip_statement();
+                    return;
+                };
+                (spec, decl)
+            }
         };
         loop {
-            let Ok(decl) = declarator(&mut self.c, true) else {
-                self.skip_statement();
-                return;
-            };
             check_variable(&mut self.c, &spec, &decl, false);
             self.define(decl.name, self.depth);
             self.define_in_block(decl.name, decl.reg_count);
@@ -659,11 +806,16 @@ impl<'s> Walker<'s, '_, '_> {
                 param,
             };
             let count = decl.reg_count;
-            self.scope.declare(decl.name, count, self.depth, local);
+            self.s.scope.declare(decl.name, count, self.depth, local);
             for &span in decl.init.iter().flat_map(|init| &init.symbol_refs) {
                 self.use_name(span, RefKind::Operand);
             }
             if self.c.eat_punct(b",") {
+                let Ok(next) = declarator(&mut self.c, true) else {
+                    self.skip_statement();
+                    return;
+                };
+                decl = next;
                 continue;
             }
             if self.c.eat_punct(b";") {

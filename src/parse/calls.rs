@@ -10,6 +10,7 @@
 //! has the experiments.
 
 use super::alias::prototype_difference;
+use super::decl::Lossy;
 use super::names::Names;
 use super::scope::Local;
 use crate::diag::{Code, Diagnostic};
@@ -32,7 +33,9 @@ pub(super) fn operand_refusal(
     found: Option<(Span, &Local)>,
     module_scope: bool,
 ) -> Option<Diagnostic> {
-    let name = String::from_utf8_lossy(&src[span.range()]);
+    let text = &src[span.range()];
+    // Shown only in a message: most operands are fine.
+    let name = Lossy(text);
     let declared_here =
         |d: Diagnostic, at: Span| d.with_note(file, at, format!("`{name}` is declared here"));
     match found {
@@ -48,7 +51,7 @@ pub(super) fn operand_refusal(
                     space_error(
                         file,
                         span,
-                        &name,
+                        name,
                         &format!("a `{}` variable", space.as_str()),
                     ),
                     at,
@@ -70,7 +73,7 @@ pub(super) fn operand_refusal(
             declared_here(d, at)
         }),
         // `WARP_SZ` is an immediate.
-        None if module_scope || name == "WARP_SZ" => None,
+        None if module_scope || text == b"WARP_SZ" => None,
         None => Some(
             Diagnostic::error(
                 Code::CallArgument,
@@ -88,7 +91,7 @@ pub(super) fn operand_refusal(
 
 /// The error for an operand `name` that is `what` (in a state space a call cannot
 /// pass).
-fn space_error(file: FileId, span: Span, name: &str, what: &str) -> Diagnostic {
+fn space_error(file: FileId, span: Span, name: impl std::fmt::Display, what: &str) -> Diagnostic {
     Diagnostic::error(
         Code::CallArgument,
         file,
@@ -127,7 +130,8 @@ pub(super) fn check_calls(
         let ItemKind::Function(f) = &m.items[decl.item.0 as usize].kind else {
             continue;
         };
-        let name = String::from_utf8_lossy(name);
+        // Shown only in a message: most calls are fine.
+        let name = Lossy(name);
         let none: &[Param] = &[];
         let returns = f.signature.returns().unwrap_or(none);
         let params = f.signature.params().unwrap_or(none);
@@ -138,20 +142,18 @@ pub(super) fn check_calls(
             } else {
                 ("return value", rets, returns.len())
             };
-            errors.push(
-                count_error(m.file, call, &name, what, have, want).with_note(
-                    m.file,
-                    decl.name,
-                    format!("`{name}` is declared here"),
-                ),
-            );
+            errors.push(count_error(m.file, call, name, what, have, want).with_note(
+                m.file,
+                decl.name,
+                format!("`{name}` is declared here"),
+            ));
             continue;
         }
         let pairs = (call.rets.iter().zip(returns).map(|p| ("return value", p)))
             .chain(call.args.iter().zip(params).map(|p| ("argument", p)));
         for (what, (op, formal)) in pairs {
             let Some(actual) = &op.decl else { continue };
-            if let Some(e) = layout_error(m.file, src, &name, what, op, actual, formal) {
+            if let Some(e) = layout_error(m.file, src, name, what, op, actual, formal) {
                 errors.push(e);
             }
         }
@@ -194,7 +196,7 @@ fn module_scope_operand(
 fn count_error(
     file: FileId,
     call: &CallSite,
-    name: &str,
+    name: Lossy,
     what: &str,
     have: usize,
     want: usize,
@@ -228,7 +230,7 @@ enum Mismatch {
 fn layout_error(
     file: FileId,
     src: &[u8],
-    callee: &str,
+    callee: Lossy,
     what: &str,
     op: &CallOperand,
     actual: &LocalParam,
@@ -386,28 +388,36 @@ pub(super) fn check_prototypes_agree(
 #[cfg(test)]
 mod tests {
     use crate::diag::Code;
-    use crate::parse::parse_module;
+    use crate::parse::{parse_module, parse_module_deferred};
     use crate::source::FileId;
 
     /// The codes and lines of the diagnostics of a module declaring `protos`, whose
-    /// kernel body is `body`.
+    /// kernel body is `body`; the same whether the body is lexed in full or
+    /// compactly (which keeps no token of plain register declarations).
     fn refusals(protos: &str, body: &str) -> Vec<(Code, usize)> {
         let src = format!(
             ".version 7.0\n.target sm_80\n.address_size 64\n.visible .global .b32 g;\n\
              {protos}\n.visible .func k(.param .b32 in, .reg .b32 rin)\n{{\n\
              .reg .b32 %r<2>;\n{body}\nret;\n}}\n"
         );
-        let p = parse_module(FileId(0), src.as_bytes());
-        p.diagnostics
-            .iter()
-            .map(|d| {
-                let Some(crate::diag::Location::Source { span, .. }) = d.location else {
-                    panic!("{d:?}");
-                };
-                let line = src[..span.lo as usize].matches('\n').count() + 1;
-                (d.code, line)
-            })
-            .collect()
+        let [full, compact] = [
+            parse_module(FileId(0), src.as_bytes()),
+            parse_module_deferred(FileId(0), src.as_bytes(), Vec::new()),
+        ]
+        .map(|p| {
+            p.diagnostics
+                .iter()
+                .map(|d| {
+                    let Some(crate::diag::Location::Source { span, .. }) = d.location else {
+                        panic!("{d:?}");
+                    };
+                    let line = src[..span.lo as usize].matches('\n').count() + 1;
+                    (d.code, line)
+                })
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(full, compact, "{body}");
+        full
     }
 
     /// Each operand as ptxas 12.9 judged it (docs/linking.md): `.param` and `.reg`
@@ -426,6 +436,8 @@ mod tests {
             "call.uni f, (rin);",
             "call.uni f, (%r1);",
             "call.uni f, (%laneid);",
+            ".reg .b32 %x;\n{\ncall.uni f, (%x);\n}",
+            ".reg .b64 %rd<2>;\nproto: .callprototype _ (.param .b32 _);\ncall.uni %rd1, (%r1), proto;",
             "call.uni f, (7);",
             "call.uni f, (WARP_SZ);",
             ".param .b32 p;\n{\ncall.uni f, (p);\n}",
@@ -436,6 +448,8 @@ mod tests {
         for (refused, line) in [
             ("call.uni f, (%undeclared);", 9),
             ("call.uni f, (%r2);", 9),
+            ("{\n.reg .b32 %x;\n}\ncall.uni f, (%x);", 12),
+            ("call.uni %rd1, (%r1), proto;", 9),
             (".shared .b32 p;\ncall.uni f, (p);", 10),
             (".local .b32 p;\ncall.uni f, (p);", 10),
             (".global .b32 p;\ncall.uni f, (p);", 10),

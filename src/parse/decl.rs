@@ -7,7 +7,7 @@ use crate::ir::{
     element_bytes, known_size, Declarator, Param, ParamSpec, PtrAttr, StateSpace, Type, TypeClass,
     TypeSpec,
 };
-use crate::lex::TokenKind;
+use crate::lex::{Token, TokenKind};
 use crate::source::Span;
 
 /// The largest `.align` ptxas accepts (12.9; `.align 4294967296` is "Constant
@@ -231,7 +231,8 @@ pub(crate) fn check_variable(c: &mut Cursor, spec: &TypeSpec, decl: &Declarator,
 }
 
 /// Bytes shown as text, lossily, without a copy until shown.
-struct Lossy<'a>(&'a [u8]);
+#[derive(Clone, Copy)]
+pub(super) struct Lossy<'a>(pub &'a [u8]);
 
 impl std::fmt::Display for Lossy<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -280,6 +281,123 @@ pub(crate) fn declarator(c: &mut Cursor, allow_init: bool) -> PResult<Declarator
     })
 }
 
+/// A declaration of the shape most declarations in bodies and parameter lists
+/// have, `space [.align N] .type name [[N]]` followed by `,`, `;` or `)`, read by
+/// [`plain_declaration`].
+pub(crate) struct Plain {
+    space: StateSpace,
+    space_span: Span,
+    /// `.align N`: `N` and its span.
+    align: Option<(u32, Span)>,
+    ty: Type,
+    ty_span: Span,
+    name: Span,
+    /// `[N]`: `N`.
+    dim: Option<u64>,
+    /// The declarator's last token: the name or the `]`.
+    last: Span,
+    /// The position of the `,`, `;` or `)` after it.
+    pub end: usize,
+}
+
+impl Plain {
+    /// What [`type_spec`] makes of it.
+    pub fn spec(&self) -> TypeSpec {
+        TypeSpec {
+            space: self.space,
+            align: self.align.map(|(n, _)| n),
+            vector: None,
+            ty: self.ty,
+            ptr: None,
+            managed: false,
+            ty_span: self.ty_span,
+            space_span: self.space_span,
+            align_span: self.align.map(|(_, span)| span),
+        }
+    }
+
+    /// What [`declarator`] makes of it.
+    pub fn declarator(&self) -> Declarator {
+        Declarator {
+            name: self.name,
+            dims: self.dims(),
+            reg_count: None,
+            init: None,
+            span: self.name.to(self.last),
+        }
+    }
+
+    fn dims(&self) -> Vec<Option<u64>> {
+        match self.dim {
+            Some(n) => vec![Some(n)],
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Reads a declaration of the shape most declarations in bodies and parameter
+/// lists have (see [`Plain`]) in one step, without consuming it: the general
+/// parsers cost several times more per declaration, and a link reads hundreds of
+/// thousands of these. `None` for any other shape, and wherever [`type_spec`] or
+/// [`declarator`] would report something (an alignment that is no power of two or
+/// too large, a number past 64 bits), so that they read it. Where it answers, they
+/// would make the same of it (`type_spec(c, None)`, or `type_spec(c, Some(space))`
+/// after the space) and stop at the same token.
+pub(crate) fn plain_declaration(c: &Cursor) -> Option<Plain> {
+    use TokenKind::{Directive, Ident, Int, Punct};
+    let src = c.src;
+    let toks = c.toks.get(c.pos..c.end)?;
+    let is_byte = |t: &Token, b: u8| {
+        t.kind == Punct && t.hi == t.lo + 1 && src.get(t.lo as usize) == Some(&b)
+    };
+    let (space_tok, mut rest) = toks.split_first()?;
+    if space_tok.kind != Directive {
+        return None;
+    }
+    let space = StateSpace::from_directive(space_tok.text(src))?;
+    let mut align = None;
+    if let [a, n, more @ ..] = rest {
+        if a.kind == Directive && n.kind == Int && a.text(src) == b".align" {
+            let value = c.int_value(*n)?;
+            if !value.is_power_of_two() || value > MAX_ALIGN {
+                return None;
+            }
+            align = Some((value as u32, n.span()));
+            rest = more;
+        }
+    }
+    let [ty_tok, name_tok, rest @ ..] = rest else {
+        return None;
+    };
+    if ty_tok.kind != Directive || name_tok.kind != Ident {
+        return None;
+    }
+    let ty = Type::from_directive(ty_tok.text(src))?;
+    let (dim, last, rest) = match rest {
+        [open, n, close, more @ ..]
+            if is_byte(open, b'[') && n.kind == Int && is_byte(close, b']') =>
+        {
+            (Some(c.int_value(*n)?), close.span(), more)
+        }
+        _ => (None, name_tok.span(), rest),
+    };
+    let next = rest.first()?;
+    if !(is_byte(next, b',') || is_byte(next, b';') || is_byte(next, b')')) {
+        return None;
+    }
+    Some(Plain {
+        space,
+        space_span: space_tok.span(),
+        align,
+        ty,
+        ty_span: ty_tok.span(),
+        name: name_tok.span(),
+        dim,
+        last,
+        end: c.pos + (toks.len() - rest.len()),
+    })
+}
+
 /// Parses a parenthesized parameter list `( .param .b32 a, .reg .u64 b )` onto
 /// the end of `params`. The cursor is at `(`.
 pub(crate) fn param_list(c: &mut Cursor, params: &mut Vec<Param>) -> PResult<()> {
@@ -289,6 +407,32 @@ pub(crate) fn param_list(c: &mut Cursor, params: &mut Vec<Param>) -> PResult<()>
     }
     loop {
         let start = c.here();
+        if let Some(plain) = plain_declaration(c) {
+            if matches!(plain.space, StateSpace::Param | StateSpace::Reg) {
+                c.pos = plain.end;
+                // A scalar's size is its type's, which always fits.
+                let dims = plain.dims();
+                if !dims.is_empty() {
+                    check_size(c, plain.ty, None, &dims, plain.name.to(plain.last))?;
+                }
+                let spec = ParamSpec {
+                    ty: plain.ty,
+                    space: plain.space,
+                    vector: None,
+                    align: plain.align.map(|(n, _)| n),
+                    ptr: None,
+                };
+                let span = start.to(plain.last);
+                params.push(Param::new(spec, plain.name, dims, span));
+                if c.eat_punct(b")") {
+                    return Ok(());
+                }
+                if !c.eat_punct(b",") {
+                    return Err(c.expected("`,` or `)` in parameter list"));
+                }
+                continue;
+            }
+        }
         let space = match c.peek() {
             Some(t) if t.kind == TokenKind::Directive => {
                 match StateSpace::from_directive(c.text(t)) {
@@ -316,6 +460,74 @@ pub(crate) fn param_list(c: &mut Cursor, params: &mut Vec<Param>) -> PResult<()>
         }
         if !c.eat_punct(b",") {
             return Err(c.expected("`,` or `)` in parameter list"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+
+    /// Where [`plain_declaration`] answers, the general parsers make the same of the
+    /// declaration, report nothing and stop at the same token; where they report
+    /// something, it does not answer.
+    #[test]
+    fn plain_declarations_read_as_the_general_parsers_read_them() {
+        let answered = [
+            ".reg .b32 r;",
+            ".param .b64 param0;",
+            ".param .b32 p, q;",
+            ".local .align 8 .b8 depot[16];",
+            ".param .align 16 .b8 retval0[24];",
+            ".shared .f32 x[0];",
+            ".global .u32 g[0x10];",
+            ".param .u64 a)",
+            ".reg .pred %p;",
+            ".param .align 2147483648 .b8 big[4];",
+            ".const .b8 huge[18446744073709551615];",
+            ".reg .b32 r [4];x",
+        ];
+        let declined = [
+            ".reg .b32 r",
+            ".reg .b32 r<4>;",
+            ".reg .v2 .b32 v;",
+            ".reg .b32 r = 1;",
+            ".global .b8 a[];",
+            ".global .b8 a[2][3];",
+            ".local .align 3 .b8 d[4];",
+            ".local .align 4294967296 .b8 d[4];",
+            ".local .align 0 .b8 d[4];",
+            ".local .align 8 .b8 d[99999999999999999999];",
+            ".align 8 .local .b8 d[4];",
+            ".local .b8 .align 8 d[4];",
+            ".param .ptr .b64 p;",
+            ".param .b32 .b32 p;",
+            ".reg .b32 .reg r;",
+            ".attribute(.managed) .global .b32 m;",
+            ".b32 r;",
+            ".reg r;",
+            ".reg .b32 r:",
+        ];
+        let read = |text: &str, plain: bool| {
+            let lexed = crate::lex::lex(FileId(0), text.as_bytes());
+            let mut c = Cursor::new(FileId(0), text.as_bytes(), &lexed.tokens);
+            if plain {
+                let p = plain_declaration(&c)?;
+                c.pos = p.end;
+                return Some((p.spec(), p.declarator(), c.pos));
+            }
+            let spec = type_spec(&mut c, None).ok()?;
+            let decl = declarator(&mut c, true).ok()?;
+            c.errors.is_empty().then_some((spec, decl, c.pos))
+        };
+        for text in answered {
+            let plain = read(text, true);
+            assert!(plain.is_some(), "{text}");
+            assert_eq!(plain, read(text, false), "{text}");
+        }
+        for text in declined {
+            assert_eq!(read(text, true), None, "{text}");
         }
     }
 }

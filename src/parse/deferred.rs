@@ -2,7 +2,7 @@
 //! reaches them.
 
 use super::names::Names;
-use crate::lex::{lex_body, Lexed, Token};
+use crate::lex::{lex_body, Def, Lexed, Token};
 use crate::source::{FileId, Span};
 
 /// Bodies a [`crate::lex::Bodies::Deferred`] lexing left out, lexed one at a time
@@ -51,7 +51,8 @@ impl<'d> DeferredBodies<'d> {
     }
 
     /// The tokens of `body` if it was deferred (bodies are asked for in order), and
-    /// whether they are all its tokens (it was not lexed compactly),
+    /// where they are not all its tokens (it was lexed compactly) the lexer's
+    /// definitions of its labels and declarations,
     /// without the instructions and operands that name none of `names`, and, unless
     /// the walk records `body_names` or a module-scope name starts with `%`, without
     /// plain register declarations.
@@ -62,7 +63,7 @@ impl<'d> DeferredBodies<'d> {
         body: Span,
         names: &Names,
         body_names: bool,
-    ) -> Option<(&[Token], bool)> {
+    ) -> Option<(&[Token], Option<&[Def]>)> {
         while self.opens.get(self.next).is_some_and(|&lo| lo < body.lo) {
             self.next += 1;
         }
@@ -89,8 +90,10 @@ impl<'d> DeferredBodies<'d> {
                 .filter(|c| src[c.range()].starts_with(b"//:")),
         );
         self.lexed = lexed;
-        // `compacted` names the body when it was lexed compactly.
-        Some((&self.lexed.tokens, self.lexed.compacted.is_empty()))
+        // `compacted` names the body when it was lexed compactly; the lexer's
+        // definitions then stand for the declarations it kept no token of.
+        let compact = (!self.lexed.compacted.is_empty()).then(|| self.lexed.body_defs());
+        Some((&self.lexed.tokens, compact))
     }
 
     /// The tokens of `body` again (for debug sections that refer into it).

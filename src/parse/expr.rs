@@ -62,7 +62,11 @@ fn init_value(
                     ),
                 ));
             }
-            if is_field_init(c) {
+            if depth < MAX_NESTING && is_plain_number(c) {
+                // What `init_value` reads of a lone number, in one step: most
+                // elements are bytes of a string or a table.
+                c.bump();
+            } else if is_field_init(c) {
                 // Sampler/texture fields: `{ addr_mode_0 = wrap, filter_mode = linear }`.
                 c.bump();
                 c.bump();
@@ -84,6 +88,14 @@ fn init_value(
         }
     }
     expr(c, refs, false, depth)
+}
+
+/// A number alone in its element: an integer or float followed by `,` or `}`.
+fn is_plain_number(c: &Cursor) -> bool {
+    c.peek()
+        .is_some_and(|t| matches!(t.kind, TokenKind::Int | TokenKind::Float))
+        && c.peek_at(1)
+            .is_some_and(|t| c.is_punct(t, b",") || c.is_punct(t, b"}"))
 }
 
 fn is_field_init(c: &Cursor) -> bool {

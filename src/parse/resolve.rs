@@ -126,10 +126,10 @@ pub(crate) fn resolve(
             }
             ItemKind::Function(f) if split.is_none() => {
                 if let Some(body) = &f.body {
-                    let (toks, complete) =
+                    let (toks, compact) =
                         match deferred.tokens(file, src, body.span, &names, sections_refer) {
                             Some(lexed) => lexed,
-                            None => (&m.tokens[body.tokens.range()], true),
+                            None => (&m.tokens[body.tokens.range()], None),
                         };
                     let mut cx = BodyCtx {
                         src,
@@ -142,7 +142,7 @@ pub(crate) fn resolve(
                         legacy_warp_op: &mut legacy_warp_op,
                         errors,
                     };
-                    walk_body(&mut cx, item_id, f, toks, complete);
+                    walk_body(&mut cx, item_id, f, toks, compact);
                 }
             }
             _ => {}
@@ -578,10 +578,10 @@ fn walk_bodies_split<'s>(
             let mut out = BodiesOut::default();
             for &(item, f, span) in group.iter() {
                 let Some(body) = &f.body else { continue };
-                let (toks, complete) =
+                let (toks, compact) =
                     match deferred.tokens(m.file, src, span, names, sections_refer) {
                         Some(lexed) => lexed,
-                        None => (&m.tokens[body.tokens.range()], true),
+                        None => (&m.tokens[body.tokens.range()], None),
                     };
                 let mut cx = BodyCtx {
                     src,
@@ -594,7 +594,7 @@ fn walk_bodies_split<'s>(
                     legacy_warp_op: &mut out.legacy_warp_op,
                     errors: &mut out.errors,
                 };
-                walk_body(&mut cx, item, f, toks, complete);
+                walk_body(&mut cx, item, f, toks, compact);
             }
             out.exact = deferred.exact;
             out.map_comments = std::mem::take(&mut deferred.map_comments);

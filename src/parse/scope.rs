@@ -2,8 +2,10 @@
 //! them up: a variable is visible from its declaration to the end of its block
 //! (`{ ... }`), an inner block's declaration hides an outer one, and a sibling
 //! block's declarations are gone. The calling function's parameters are visible in
-//! the whole body. docs/linking.md ("Declarations checked in each module") has the
-//! experiments.
+//! the whole body, enclosing every block: the walk looks them up itself when no
+//! variable here has the name (`body.rs`), so that a body without calls costs
+//! nothing per parameter. docs/linking.md ("Declarations checked in each module")
+//! has the experiments.
 //!
 //! The compact lexer skips plain `%`-register declarations (`.reg .b32 %r<5>;`),
 //! so in a compactly lexed body a `%`-name's absence here proves nothing by itself:
@@ -78,7 +80,8 @@ pub(super) enum Local {
         space: StateSpace,
         param: Option<LocalParam>,
     },
-    /// A parameter (or return parameter) of the calling function, in `space`.
+    /// A parameter (or return parameter) of the calling function, in `space` (not
+    /// kept in a [`Scope`]: the walk makes one for the lookup that finds it).
     Formal { space: StateSpace },
 }
 
@@ -101,6 +104,12 @@ pub(super) struct Scope {
 }
 
 impl Scope {
+    pub const fn new() -> Scope {
+        Scope {
+            entries: Vec::new(),
+        }
+    }
+
     /// Declares `name` (`name<count>`) at block `depth`.
     pub fn declare(&mut self, name: Span, count: Option<u32>, depth: u32, local: Local) {
         self.entries.push(Entry {
@@ -109,6 +118,11 @@ impl Scope {
             depth,
             local,
         });
+    }
+
+    /// Forgets every name (a new body).
+    pub fn clear(&mut self) {
+        self.entries.clear();
     }
 
     /// Forgets the names declared at `depth` and deeper: their block ended.

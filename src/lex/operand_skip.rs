@@ -504,6 +504,7 @@ unsafe fn detect(src: &[u8], pos: usize, cache: &mut Events) -> bool {
 /// Whether the window at `pos` (bytes `pos - 1 .. pos + 63`) fits in `src`; if so,
 /// sets `cache.next` to its carries, which the window in the cache knows where it
 /// is the one just before.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn prepare(src: &[u8], pos: usize, cache: &mut Events) -> bool {
     if pos == 0 || pos - 1 + 64 > src.len() {

@@ -281,11 +281,18 @@ impl<'s> Walker<'s, '_, '_> {
 
     /// Whether the name at `span` (`name<count>`) may clash with a parameter.
     fn may_be_parameter(&self, span: Span, count: Option<u32>) -> bool {
-        let name = &self.src[span.range()];
-        self.params.iter().any(|p| {
-            let param = &self.src[p.name.range()];
-            param == name || declares(name, count, param)
-        })
+        let (src, name) = (self.src, &self.src[span.range()]);
+        // `name<N>` declares longer names only; `declares` of a plain name is equality.
+        let longer = count.is_some();
+        self.params
+            .iter()
+            .any(|p| match p.name.len().cmp(&name.len()) {
+                std::cmp::Ordering::Equal => &src[p.name.range()] == name,
+                std::cmp::Ordering::Greater => {
+                    longer && declares(name, count, &src[p.name.range()])
+                }
+                std::cmp::Ordering::Less => false,
+            })
     }
 
     fn use_ident(&mut self, t: Token, kind: RefKind) {

@@ -288,11 +288,18 @@ impl<'s> Walker<'s, '_, '_> {
 
     /// Whether the name at `span` (`name<count>`) may clash with a parameter.
     fn may_be_parameter(&self, span: Span, count: Option<u32>) -> bool {
-        let name = &self.src[span.range()];
-        self.params.iter().any(|p| {
-            let param = &self.src[p.name.range()];
-            param == name || declares(name, count, param)
-        })
+        let (src, name) = (self.src, &self.src[span.range()]);
+        // `name<N>` declares longer names only; `declares` of a plain name is equality.
+        let longer = count.is_some();
+        self.params
+            .iter()
+            .any(|p| match p.name.len().cmp(&name.len()) {
+                std::cmp::Ordering::Equal => &src[p.name.range()] == name,
+                std::cmp::Ordering::Greater => {
+                    longer && declares(name, count, &src[p.name.range()])
+                }
+                std::cmp::Ordering::Less => false,
+            })
     }
 
     fn use_ident(&mut self, t: Token, kind: RefKind) {
@@ -335,13 +342,13 @@ impl<'s> Walker<'s, '_, '_> {
         // The body's own `{` opens depth 1; its `}` closes it and ends the walk.
         while let Some(t) = self.c.peek() {
             match t.kind {
-                TokenKind::Punct => match self.c.text(t) {
-                    b"{" => {
+                TokenKind::Punct => match self.c.punct_byte(t) {
+                    Some(b'{') => {
                         self.s.blocks.push(self.c.pos as u32);
                         self.c.bump();
                         self.depth += 1;
                     }
-                    b"}" => {
+                    Some(b'}') => {
                         self.s.blocks.pop();
                         self.c.bump();
                         let depth = self.depth;
@@ -355,14 +362,14 @@ impl<'s> Walker<'s, '_, '_> {
                         }
                     }
                     // ptxas refuses an empty statement ("Parsing error near ';'").
-                    b";" => {
+                    Some(b';') => {
                         let t = self.c.bump();
                         self.c.error(
                             t.span(),
                             "`;` with no instruction before it: an empty statement",
                         );
                     }
-                    b"@" => self.instruction(),
+                    Some(b'@') => self.instruction(),
                     _ => self.not_a_statement(),
                 },
                 TokenKind::Ident => {
@@ -397,17 +404,15 @@ impl<'s> Walker<'s, '_, '_> {
         let c = &mut self.c;
         let mut depth = 0u32;
         while let Some(t) = c.peek() {
-            if t.kind == TokenKind::Punct {
-                match c.text(t) {
-                    b";" if depth == 0 => {
-                        c.bump();
-                        return;
-                    }
-                    b"{" => depth += 1,
-                    b"}" if depth == 0 => return,
-                    b"}" => depth -= 1,
-                    _ => {}
+            match c.punct_byte(t) {
+                Some(b';') if depth == 0 => {
+                    c.bump();
+                    return;
                 }
+                Some(b'{') => depth += 1,
+                Some(b'}') if depth == 0 => return,
+                Some(b'}') => depth -= 1,
+                _ => {}
             }
             c.bump();
         }
@@ -650,14 +655,14 @@ impl<'s> Walker<'s, '_, '_> {
         while let Some(t) = self.c.peek() {
             match t.kind {
                 TokenKind::Ident => self.use_ident(t, kind),
-                TokenKind::Punct => match self.c.text(t) {
-                    b";" if depth == 0 => {
+                TokenKind::Punct => match self.c.punct_byte(t) {
+                    Some(b';') if depth == 0 => {
                         self.c.bump();
                         return;
                     }
-                    b"{" => depth += 1,
-                    b"}" if depth == 0 => break,
-                    b"}" => depth -= 1,
+                    Some(b'{') => depth += 1,
+                    Some(b'}') if depth == 0 => break,
+                    Some(b'}') => depth -= 1,
                     _ => {}
                 },
                 _ => {}

@@ -65,7 +65,23 @@ impl<'a> Cursor<'a> {
     }
 
     pub fn is_punct(&self, t: Token, p: &[u8]) -> bool {
+        if let [b] = p {
+            // Most punctuation is one byte: one load, where the slice would check
+            // both ends.
+            return t.kind == TokenKind::Punct
+                && t.hi == t.lo.wrapping_add(1)
+                && self.src.get(t.lo as usize) == Some(b);
+        }
         t.kind == TokenKind::Punct && self.text(t) == p
+    }
+
+    /// The byte of a one-byte punctuation token.
+    pub fn punct_byte(&self, t: Token) -> Option<u8> {
+        if t.kind == TokenKind::Punct && t.hi == t.lo.wrapping_add(1) {
+            self.src.get(t.lo as usize).copied()
+        } else {
+            None
+        }
     }
 
     pub fn at_punct(&self, p: &[u8]) -> bool {

@@ -9,10 +9,10 @@
 //!
 //! The compact lexer skips plain `%`-register declarations (`.reg .b32 %r<5>;`),
 //! so in a compactly lexed body a `%`-name's absence here proves nothing by itself:
-//! the walk then looks among the lexer's definitions of the body (`lex::Def`). `%`-names declared
-//! otherwise are kept: GCC names its call-block `.param`s `%out_arg1`, whose
-//! alignment the linker may raise. Special registers (`%laneid`) need no
-//! declaration.
+//! the walk then looks among the lexer's definitions of the body (`lex::Def`).
+//! `%`-names declared otherwise are kept: GCC names its call-block `.param`s
+//! `%out_arg1`, whose alignment the linker may raise. Special registers (`%laneid`)
+//! need no declaration.
 
 use crate::ir::{LocalParam, StateSpace};
 use crate::lex::declares;

@@ -481,31 +481,13 @@ impl<'s> Walker<'s, '_, '_> {
     /// identifier that is the whole `element` of its list is judged as ptxas judges
     /// it (`calls::operand_refusal`).
     fn operand(&mut self, span: Span, element: bool) -> CallOperand {
-        let (src, name) = (self.src, &self.src[span.range()]);
-        // The parameters enclose every block, so they are looked at last, the
-        // last-declared first.
-        let formal;
-        let found = match self.s.scope.find(src, name) {
-            Some(found) => Some(found),
-            None => match self
-                .params
-                .iter()
-                .rev()
-                .find(|p| &src[p.name.range()] == name)
-            {
-                Some(p) => {
-                    formal = Local::Formal {
-                        space: p.spec.space,
-                    };
-                    Some((p.name, &formal))
-                }
-                None => None,
-            },
-        };
-        let decl = match found {
+        let name = &self.src[span.range()];
+        let found = self.lookup(name);
+        let decl = match &found {
             Some((_, Local::Variable { param, .. })) => param.clone(),
             _ => None,
         };
+        let found = found.as_ref().map(|(at, local)| (*at, local));
         if element {
             // Only an operand no variable or parameter declares may be a module-scope
             // symbol's name.
@@ -516,6 +498,23 @@ impl<'s> Walker<'s, '_, '_> {
             }
         }
         CallOperand { span, decl }
+    }
+
+    /// The variable or parameter `name` names where the walk is, with the span of
+    /// its declaration: the innermost variable, else a parameter (they enclose every
+    /// block), the last-declared first.
+    fn lookup(&self, name: &[u8]) -> Option<(Span, Local)> {
+        let src = self.src;
+        if let Some((at, local)) = self.s.scope.find(src, name) {
+            return Some((at, local.clone()));
+        }
+        let p = self
+            .params
+            .iter()
+            .rev()
+            .find(|p| &src[p.name.range()] == name)?;
+        let space = p.spec.space;
+        Some((p.name, Local::Formal { space }))
     }
 
     /// Whether the `%`-name at `span`, absent from the walk's scope, is declared
@@ -623,11 +622,7 @@ impl<'s> Walker<'s, '_, '_> {
     fn check_register_callee(&mut self, span: Span) {
         let name = &self.src[span.range()];
         if !name.starts_with(b"%")
-            || self.s.scope.find(self.src, name).is_some()
-            || self
-                .params
-                .iter()
-                .any(|p| &self.src[p.name.range()] == name)
+            || self.lookup(name).is_some()
             || self.names.get(name).is_some()
             || self.declared_unseen(span)
         {

@@ -28,6 +28,7 @@ pub struct Build {
     inputs: Vec<InputSpec>,
     archs: Vec<String>,
     ptx_version: Option<PtxVersion>,
+    ptx_version_min: bool,
     emit: OutputKind,
     gc: bool,
     exports: Vec<String>,
@@ -75,6 +76,7 @@ impl Build {
             inputs: Vec::new(),
             archs: Vec::new(),
             ptx_version: None,
+            ptx_version_min: false,
             emit: OutputKind::Ptx,
             gc: false,
             exports: Vec::new(),
@@ -112,9 +114,20 @@ impl Build {
         self
     }
 
-    /// Sets the output's `.version`.
+    /// Sets the output's `.version`; below an input's, where everything the link
+    /// uses is in that version (the link fails otherwise, naming what is not).
     pub fn ptx_version(&mut self, major: u32, minor: u32) -> &mut Build {
         self.ptx_version = Some(PtxVersion::new(major, minor));
+        self.ptx_version_min = false;
+        self
+    }
+
+    /// Writes the lowest `.version` that has everything the link uses (and the
+    /// target needs), whatever versions the inputs declare: the PTX then loads on
+    /// the oldest driver that can run it.
+    pub fn ptx_version_min(&mut self) -> &mut Build {
+        self.ptx_version_min = true;
+        self.ptx_version = None;
         self
     }
 
@@ -202,6 +215,7 @@ impl Build {
             .collect::<Result<_, _>>()
             .map_err(Error::Arch)?;
         job.ptx_version = self.ptx_version;
+        job.ptx_version_min = self.ptx_version_min;
         job.gc_sections = self.gc;
         job.exports = self.exports.clone();
         job.verify = self.verify;

@@ -50,6 +50,7 @@ mod explain;
 mod frontend;
 mod input;
 mod ir;
+mod isa;
 mod lex;
 mod link;
 mod options;

@@ -144,6 +144,12 @@ codes! {
     Target = "target",
     /// The modules' `.version`s (or `--ptx-version`) do not combine.
     Version = "version",
+    /// A module uses an instruction, special register or directive that its own
+    /// `.version` or `.target` does not have (ptxas refuses it).
+    NewerThanHeader = "newer-than-header",
+    /// What a link needs: the lowest PTX ISA version and target that have all it
+    /// uses (`ptxld check`, a note).
+    Needs = "needs",
     /// Modules that use textures disagree on the texture mode.
     Texmode = "texmode",
     /// A kernel parameter outside the `.param` state space.

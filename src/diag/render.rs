@@ -16,7 +16,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use super::{
-    resolve, CheckReport, Diagnostic, Diagnostics, Entry, Location, Report, Resolved, Severity,
+    resolve, CheckReport, Code, Diagnostic, Diagnostics, Entry, Location, Report, Resolved,
+    Severity,
 };
 use crate::source::SourceMap;
 
@@ -170,9 +171,18 @@ impl CheckReport {
         if self.linked {
             for d in &self.diagnostics {
                 let _ = writeln!(s, "{}: {}", d.severity.as_str(), d.message);
-                let notes = d.notes.iter().filter_map(|n| n.location.as_ref());
-                for l in d.location.iter().chain(notes) {
+                if let Some(l) = &d.location {
                     let _ = writeln!(s, ">>> {l}");
+                }
+                for n in &d.notes {
+                    let Some(l) = &n.location else { continue };
+                    // What sets each minimum of the link's needs is said in the
+                    // notes; the other findings' notes only point.
+                    if d.code == Code::Needs {
+                        let _ = writeln!(s, ">>> {l}: {}", n.message);
+                    } else {
+                        let _ = writeln!(s, ">>> {l}");
+                    }
                 }
             }
         } else {

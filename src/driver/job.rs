@@ -35,6 +35,9 @@ pub struct Job {
     pub archs: Vec<Arch>,
     /// `--ptx-version`.
     pub ptx_version: Option<PtxVersion>,
+    /// `--ptx-version=min`: the lowest version that has everything the link uses
+    /// (overrides [`Job::ptx_version`]).
+    pub ptx_version_min: bool,
     /// `--symbol` base name for objects.
     pub symbol: String,
     /// `--error-limit` (0 = none).
@@ -94,6 +97,7 @@ impl Job {
             emit: None,
             archs: Vec::new(),
             ptx_version: None,
+            ptx_version_min: false,
             symbol: "ptxld".to_string(),
             error_limit: 20,
             fatal_warnings: false,

@@ -106,6 +106,7 @@ pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {
             .map(|arch| HeaderOptions {
                 arch: *arch,
                 ptx_version: job.ptx_version,
+                ptx_version_min: job.ptx_version_min,
             })
             .collect(),
         gc: job.gc_sections.then(|| GcOptions {
@@ -113,6 +114,7 @@ pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {
             export_all: job.export_all,
         }),
         strip_debug: job.strip_debug,
+        report_needs: job.print_map || job.map_file.is_some(),
     }
 }
 
@@ -463,7 +465,11 @@ pub fn check(job: &Job) -> CheckReport {
         // Inputs that cannot be read or parsed: their diagnostics, resolved already.
         Err(f) => (f.report.diagnostics().cloned().collect(), false),
         Ok(p) => {
-            let analysis = analyze(&p.sources, &p.modules, &link_options(job, &[arch]));
+            let opts = LinkOptions {
+                report_needs: true,
+                ..link_options(job, &[arch])
+            };
+            let analysis = analyze(&p.sources, &p.modules, &opts);
             let mut found = explain::check::check(&analysis);
             if let (Some(ptxas), true) = (&ptxas, analysis.ok()) {
                 let rope = layout(&analysis, 0);

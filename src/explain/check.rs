@@ -12,6 +12,7 @@ use crate::link::inputs::{Inputs, ModSym};
 use crate::link::report::display_name;
 use crate::link::resolve::Resolution;
 use crate::link::Analysis;
+use crate::options::Arch;
 
 /// Every finding of a link: its errors (or, when it succeeds, its warnings), then
 /// notes on where nvJitLink would decide differently. Locations are those of the
@@ -21,6 +22,19 @@ pub(crate) fn check(a: &Analysis) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = reported.iter().cloned().collect();
     if let Some(res) = &a.resolution {
         nvjitlink_notes(&a.inputs, &a.db, res, &mut out);
+    }
+    // What the link needs does not depend on its resolution: said for a set that
+    // does not link too (one module on its own, with its imports undefined).
+    let arch = a.headers.first().map(|h| h.arch).or_else(|| {
+        a.inputs
+            .modules
+            .iter()
+            .filter_map(|m| m.header.target.as_ref()?.arch)
+            .map(|t| Arch::from_parts(t.sm, t.suffix))
+            .max_by_key(|t| t.sm())
+    });
+    if let (Some(needs), Some(arch)) = (&a.needs, arch) {
+        out.push(needs.summary(&a.inputs, arch));
     }
     out
 }

@@ -9,8 +9,11 @@ use crate::link::gc::Live;
 use crate::link::inputs::Inputs;
 use crate::link::inputs::ModSym;
 use crate::link::names::Names;
+use crate::link::needs::{cuda_release, show, Needs};
 use crate::link::report::display_name;
 use crate::link::resolve::{OutSym, Resolution};
+use crate::options::Arch;
+use crate::source::Span;
 
 fn at(inputs: &Inputs, s: ModSym, span: crate::source::Span) -> String {
     let f = inputs.sources.file(inputs.module(s).file);
@@ -92,6 +95,42 @@ pub(crate) fn map(inputs: &Inputs, res: &Resolution, names: &Names, live: Option
         }
     }
     out
+}
+
+/// What the link needs for `.target arch`, and the uses that set it.
+pub(crate) fn needs(out: &mut String, inputs: &Inputs, needs: &Needs, arch: Arch) {
+    let version = needs.min_version(inputs, arch);
+    let (ptx, target) = needs.highest();
+    let place = |mi: u32, span: Span| {
+        let f = inputs.sources.file(inputs.modules[mi as usize].file);
+        let lc = f.line_col(span.lo);
+        let text = String::from_utf8_lossy(&inputs.src(mi)[span.range()]).into_owned();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        format!("`{text}` at {}:{}:{}", f.name(), lc.line, lc.col)
+    };
+    let _ = writeln!(
+        out,
+        "# needs, for .target {arch}: PTX ISA {} ({})",
+        show(version),
+        cuda_release(version)
+    );
+    if let Some((n, (mi, span))) = ptx {
+        let _ = writeln!(out, "    PTX ISA {} for {}", show(n.ptx), place(mi, span));
+    }
+    if let Some((n, (mi, span))) = target {
+        if let Some(t) = n.target {
+            let _ = writeln!(out, "    .target {t} for {}", place(mi, span));
+        }
+    }
+    for (mi, m) in needs.modules.iter().enumerate() {
+        for &span in &m.unknown {
+            let _ = writeln!(
+                out,
+                "    not in the instruction table (its module keeps its .version): {}",
+                place(mi as u32, span)
+            );
+        }
+    }
 }
 
 fn story(

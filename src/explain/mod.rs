@@ -13,7 +13,11 @@ use crate::link::{is_code_or_data, Analysis};
 pub(crate) fn link_map(a: &Analysis) -> Option<String> {
     let res = a.resolution.as_ref()?;
     let names = a.names.as_ref()?;
-    Some(map::map(&a.inputs, res, names, a.live.as_ref()))
+    let mut out = map::map(&a.inputs, res, names, a.live.as_ref());
+    if let (Some(needs), Some(h)) = (&a.needs, a.headers.first()) {
+        map::needs(&mut out, &a.inputs, needs, h.arch);
+    }
+    Some(out)
 }
 
 /// `--trace-symbol`: every declaration, definition and reference of `names`, and

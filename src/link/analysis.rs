@@ -15,6 +15,7 @@ use super::gc::{self, GcOptions, Live};
 use super::header::{self, HeaderOptions, MergedHeader};
 use super::inputs::Inputs;
 use super::names::{self, Names};
+use super::needs::Needs;
 use super::resolve::{self, Resolution};
 use super::{abi, variables};
 use crate::diag::{Code, Diagnostic, Diagnostics};
@@ -31,6 +32,9 @@ pub struct LinkOptions {
     pub gc: Option<GcOptions>,
     /// `--strip-debug`: no DWARF sections, `.file`, `.loc` or `debug` target option.
     pub strip_debug: bool,
+    /// Find what the modules use ([`Needs`]) even where no target lowers: for
+    /// `ptxld check` and the link map.
+    pub report_needs: bool,
 }
 
 impl Default for LinkOptions {
@@ -39,6 +43,7 @@ impl Default for LinkOptions {
             targets: vec![HeaderOptions::default()],
             gc: None,
             strip_debug: false,
+            report_needs: false,
         }
     }
 }
@@ -57,6 +62,9 @@ pub(crate) struct Analysis<'a> {
     /// One per target of [`LinkOptions::targets`]; empty when a header failed to
     /// merge.
     pub headers: Vec<MergedHeader>,
+    /// What the modules use, where a target lowers or the caller asked
+    /// ([`LinkOptions::report_needs`]).
+    pub needs: Option<Needs>,
     pub debug: DebugPlan<'a>,
     /// Variables in output order (each after the variables its initializer names);
     /// empty when the link failed.
@@ -137,10 +145,17 @@ pub(crate) fn analyze<'a>(
         }
         None => vec![false; modules.len()],
     };
+    let t = Stopwatch::start();
+    let scan = opts.report_needs || opts.targets.iter().any(|t| header::may_lower(&inputs, t));
+    let needs = scan.then(|| Needs::scan(&inputs));
+    if let Some(n) = &needs {
+        errors.extend(n.beyond_own_headers(&inputs));
+        timings.push(t.stop("instructions used"));
+    }
     let mut headers = Vec::new();
     if !modules.is_empty() {
         for target in &opts.targets {
-            match header::merge(&inputs, target, &debug_kept) {
+            match header::merge(&inputs, target, &debug_kept, needs.as_ref()) {
                 Ok(h) => headers.push(h),
                 // What is wrong for every target (mixed address sizes) is said once.
                 Err(e) => {
@@ -205,6 +220,7 @@ pub(crate) fn analyze<'a>(
         names,
         live,
         headers,
+        needs,
         debug: DebugPlan {
             dwarf,
             files,

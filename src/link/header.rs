@@ -7,6 +7,7 @@ use crate::options::{Arch, PtxVersion};
 use crate::source::Span;
 
 use super::inputs::Inputs;
+use super::needs::Needs;
 
 /// The header of the merged module.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,21 +48,22 @@ impl MergedHeader {
 
 /// Every `.target` architecture of PTX ISA 9.0 ("Target ISA notes" and the `.target`
 /// directive's list): the number, the suffixes it takes (`a` arch-specific, `f`
-/// family-specific) and the lowest PTX ISA version that knows it (`(1, 0)` for those
-/// older than the ISA notes' table). ptxas 12.9 (PTX ISA 8.8) knows all of them but
+/// family-specific) and the lowest PTX ISA version that knows it, as ptxas 12.9
+/// measures it (a `.target sm_30` module at `.version 2.3`: "PTX .version 2.3 does
+/// not support .target sm_30"; docs/linking.md, "Lowering"). ptxas knows all of them but
 /// `sm_88` and `sm_110`, which ISA 9.0 added (docs/linking.md, "Targets").
 const TARGETS: &[(u32, &str, (u32, u32))] = &[
     (10, "", (1, 0)),
     (11, "", (1, 0)),
-    (12, "", (1, 0)),
-    (13, "", (1, 0)),
-    (20, "", (1, 0)),
-    (30, "", (1, 0)),
-    (32, "", (1, 0)),
-    (35, "", (1, 0)),
-    (37, "", (1, 0)),
+    (12, "", (1, 2)),
+    (13, "", (1, 2)),
+    (20, "", (2, 0)),
+    (30, "", (3, 0)),
+    (32, "", (4, 0)),
+    (35, "", (3, 1)),
+    (37, "", (4, 1)),
     (50, "", (4, 0)),
-    (52, "", (4, 0)),
+    (52, "", (4, 1)),
     (53, "", (4, 2)),
     (60, "", (5, 0)),
     (61, "", (5, 0)),
@@ -120,6 +122,8 @@ pub struct HeaderOptions {
     pub arch: Option<Arch>,
     /// `--ptx-version X.Y`.
     pub ptx_version: Option<PtxVersion>,
+    /// `--ptx-version=min`.
+    pub ptx_version_min: bool,
 }
 
 /// Where to point at a module's header directive (or its first byte when absent).
@@ -132,10 +136,40 @@ fn header_span(h: &Header, which: &str) -> Span {
     .unwrap_or_default()
 }
 
+/// Whether `opts` may take the output below an input's `.version` or `.target`,
+/// which only what the modules use can allow ([`Needs`]).
+pub(crate) fn may_lower(inputs: &Inputs, opts: &HeaderOptions) -> bool {
+    let ms = inputs.modules;
+    let version_below = opts.ptx_version.is_some_and(|want| {
+        ms.iter().any(|m| {
+            m.header
+                .version
+                .is_some_and(|v| (v.major, v.minor) > (want.major, want.minor))
+        })
+    });
+    let target_below = opts.arch.is_some_and(|want| {
+        ms.iter().any(|m| {
+            m.header
+                .target
+                .as_ref()
+                .and_then(|t| t.arch)
+                .is_some_and(|a| {
+                    a.sm > want.sm()
+                        || a.suffix.is_some()
+                            && (a.sm != want.sm() || rank(want.suffix()) < rank(a.suffix))
+                })
+        })
+    });
+    opts.ptx_version_min || version_below || target_below
+}
+
+/// The merged header for `opts`; `needs`, where the link scanned what its modules
+/// use, lets `--ptx-version` and `--arch` go below the inputs' headers.
 pub(crate) fn merge(
     inputs: &Inputs,
     opts: &HeaderOptions,
     debug_kept: &[bool],
+    needs: Option<&Needs>,
 ) -> Result<MergedHeader, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let ms = inputs.modules;
@@ -200,7 +234,10 @@ pub(crate) fn merge(
                     let too_high = a.sm > want;
                     let incompatible =
                         a.suffix.is_some() && (a.sm != want || rank(want_suffix) < rank(a.suffix));
-                    if too_high || incompatible {
+                    if (too_high || incompatible) && needs.is_some() {
+                        let lowered = needs.map(|n| n.target_errors(inputs, mi, *arch));
+                        errors.extend(lowered.into_iter().flatten());
+                    } else if too_high || incompatible {
                         let d = Diagnostic::global_error(
                             Code::Target,
                             format!(
@@ -247,10 +284,16 @@ pub(crate) fn merge(
         }
     }
     let needed = min_version_for(sm, suffix);
-    if let Some(want) = opts.ptx_version.map(|v| (v.major, v.minor)) {
+    if let (true, Some(n)) = (opts.ptx_version_min, needs) {
+        version = n.min_version(inputs, Arch::from_parts(sm, suffix));
+    } else if let Some(want) = opts.ptx_version.map(|v| (v.major, v.minor)) {
         for (mi, m) in ms.iter().enumerate() {
             if let Some(v) = m.header.version {
-                if (v.major, v.minor) > want {
+                if (v.major, v.minor) > want && needs.is_some() {
+                    let lowered =
+                        needs.map(|n| n.version_errors(inputs, mi, want, "--ptx-version"));
+                    errors.extend(lowered.into_iter().flatten());
+                } else if (v.major, v.minor) > want {
                     let d = Diagnostic::global_error(
                         Code::Version,
                         format!(

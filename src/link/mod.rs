@@ -27,6 +27,7 @@ pub(crate) mod gc;
 pub mod header;
 pub(crate) mod inputs;
 pub(crate) mod names;
+pub(crate) mod needs;
 pub(crate) mod report;
 pub(crate) mod resolve;
 mod shards;

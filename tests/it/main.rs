@@ -17,6 +17,7 @@ mod frontend;
 mod huge;
 mod inputs;
 mod link;
+mod lowering;
 mod mutants;
 #[cfg(target_os = "linux")]
 mod output_safety;

@@ -278,7 +278,9 @@ fn link_options(m: &ArgMatches, job: &mut Job) {
         .iter()
         .filter_map(|a| a.parse().ok())
         .collect();
-    job.ptx_version = last("ptx-version").and_then(|v| v.parse().ok());
+    let ptx_version = last("ptx-version");
+    job.ptx_version_min = ptx_version.as_deref() == Some("min");
+    job.ptx_version = ptx_version.and_then(|v| v.parse().ok());
     job.emit = last("emit").and_then(|e| e.parse().ok());
     if let Some(s) = last("symbol") {
         job.symbol = s;

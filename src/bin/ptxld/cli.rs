@@ -118,15 +118,17 @@ pub const OPTIONS: &[Opt] = &[
         modes: LINK | CHECK,
         help: "Target of the output (default: the highest input target)",
         more: "Any architecture of the PTX ISA: sm_NN, sm_NNa (arch-specific) or sm_NNf \
-               (family-specific). An input for a higher target is an error. Repeat it \
+               (family-specific). Below an input's .target where nothing the link uses \
+               needs more (an error names what does). Repeat it \
                with --emit fatbin or obj for one entry per target.",
         ..opt("arch", "arch", OUTPUT)
     },
     Opt {
         value: Value::Version,
         modes: LINK | CHECK,
-        help: "PTX ISA version of the output (default: the highest input version)",
-        more: "An input that needs a newer version is an error.",
+        help: "PTX ISA version of the output, or min (default: the highest input version)",
+        more: "Below an input's .version where everything the link uses is in that version \
+               (an error names each instruction that is not); min: the lowest such version.",
         ..opt("ptx-version", "ptx-version", OUTPUT)
     },
     Opt {
@@ -366,9 +368,12 @@ fn parser(v: Value) -> Option<ValueParser> {
             PossibleValuesParser::new(ptxld::internal::link::header::known_targets()).into()
         }
         Value::Version => ValueParser::new(|s: &str| -> Result<String, String> {
+            if s == "min" {
+                return Ok(s.to_string());
+            }
             s.parse::<ptxld::PtxVersion>()
                 .map(|_| s.to_string())
-                .map_err(|_| "needs MAJOR.MINOR, such as 8.0".into())
+                .map_err(|_| "needs MAJOR.MINOR, such as 8.0, or min".into())
         }),
         Value::Identifier(_) => ValueParser::new(|s: &str| -> Result<String, String> {
             let ok = !s.is_empty()

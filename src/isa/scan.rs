@@ -1,0 +1,220 @@
+//! What one module uses, by the table: every distinct instruction opcode word, the
+//! special registers its operands read and the directives it writes, each with the
+//! first place it occurs and what the table says it needs.
+//!
+//! The module is lexed again in full for this (the linker keeps no tokens, and the
+//! fast body walk no opcodes), so it runs only where a link asks what its modules
+//! need: lowering the version or target, `ptxld check` and the link map.
+
+use rustc_hash::FxHashSet;
+
+use super::table::{table, Lookup, Need};
+use crate::ir::{ItemKind, Module};
+use crate::lex::{lex_bodies_into, Bodies, Token, TokenKind};
+use crate::source::Span;
+
+/// One distinct thing a module uses that needs more than PTX ISA 1.0 on any target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Use {
+    /// Its first occurrence: an opcode word (`cp.async.bulk.shared::cluster...`), a
+    /// special register or a directive.
+    pub span: Span,
+    pub need: Need,
+}
+
+/// Everything a module uses, by the table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ModuleUses {
+    /// What needs more than the base ISA, in source order.
+    pub uses: Vec<Use>,
+    /// Opcode words the table does not know (the first occurrence of each).
+    pub unknown: Vec<Span>,
+    /// How many distinct opcode words the module has.
+    pub words: usize,
+}
+
+impl ModuleUses {
+    /// The highest need of all uses (unknown words aside).
+    pub fn need(&self) -> Need {
+        self.uses.iter().fold(Need::NONE, |n, u| n.max(u.need))
+    }
+}
+
+/// Scans module `m` (its source `src`).
+pub(crate) fn module_uses(m: &Module, src: &[u8]) -> ModuleUses {
+    let mut scan = Scan {
+        src,
+        seen: FxHashSet::default(),
+        out: ModuleUses::default(),
+    };
+    // The linker keeps no tokens: the module is lexed again, in full.
+    let lexed = lex_bodies_into(m.file, src, Vec::new(), Bodies::Full);
+    let all = &lexed.tokens;
+    let within = |span: Span| {
+        let from = all.partition_point(|t| t.lo < span.lo);
+        let to = all.partition_point(|t| t.lo < span.hi);
+        &all[from..to]
+    };
+    for item in &m.items {
+        let body = match &item.kind {
+            ItemKind::Function(f) => f.body.as_ref(),
+            _ => None,
+        };
+        let head = Span::new(item.span.lo, body.map_or(item.span.hi, |b| b.span.lo));
+        let toks = within(head);
+        for (i, t) in toks.iter().enumerate() {
+            if t.kind == TokenKind::Directive {
+                scan.named(Span::new(t.lo, t.hi));
+            }
+            // `generic(x)` in an initializer: the table's row is `generic()`.
+            let call = toks.get(i + 1).is_some_and(|n| n.text(src) == b"(");
+            if t.kind == TokenKind::Ident && t.text(src) == b"generic" && call {
+                scan.operator(Span::new(t.lo, toks[i + 1].hi), b"generic()");
+            }
+        }
+        if let Some(body) = body {
+            scan.body(within(body.span));
+        }
+    }
+    scan.out
+}
+
+struct Scan<'s> {
+    src: &'s [u8],
+    /// Texts already looked up.
+    seen: FxHashSet<&'s [u8]>,
+    out: ModuleUses,
+}
+
+impl<'s> Scan<'s> {
+    /// A directive or special register: a use if the table has a row of that name.
+    fn named(&mut self, span: Span) {
+        let text = &self.src[span.range()];
+        if self.seen.insert(text) {
+            if let Some(need) = table().named(text) {
+                self.out.uses.push(Use { span, need });
+            }
+        }
+    }
+
+    /// An operator that the table names `name` (`generic()`), at `span`.
+    fn operator(&mut self, span: Span, name: &'static [u8]) {
+        if self.seen.insert(name) {
+            if let Some(need) = table().named(name) {
+                self.out.uses.push(Use { span, need });
+            }
+        }
+    }
+
+    /// The statements of one body (its tokens from `{` through `}`).
+    fn body(&mut self, toks: &[Token]) {
+        let src = self.src;
+        let punct = |t: &Token, p: &[u8]| t.kind == TokenKind::Punct && t.text(src) == p;
+        let mut i = 0;
+        while i < toks.len() {
+            let t = toks[i];
+            match t.kind {
+                // A declaration or another directive statement: its words.
+                TokenKind::Directive => {
+                    while i < toks.len() && !punct(&toks[i], b";") {
+                        if toks[i].kind == TokenKind::Directive {
+                            self.named(Span::new(toks[i].lo, toks[i].hi));
+                        }
+                        i += 1;
+                    }
+                }
+                TokenKind::Punct if punct(&t, b"@") => {
+                    // The guard, then the instruction.
+                    i += 1;
+                    if toks.get(i).is_some_and(|t| punct(t, b"!")) {
+                        i += 1;
+                    }
+                    i = self.instruction(toks, i + 1);
+                }
+                TokenKind::Ident if toks.get(i + 1).is_some_and(|n| punct(n, b":")) => i += 2,
+                TokenKind::Ident => i = self.instruction(toks, i),
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// The instruction whose opcode is token `i`: its word and the special
+    /// registers among its operands; returns the index after its `;`.
+    fn instruction(&mut self, toks: &[Token], i: usize) -> usize {
+        let Some(opcode) = toks.get(i).filter(|t| t.kind == TokenKind::Ident) else {
+            return i;
+        };
+        let src = self.src;
+        let end = word_end(src, opcode.lo as usize);
+        let word = &src[opcode.lo as usize..end];
+        let span = Span::new(opcode.lo, end as u32);
+        if self.seen.insert(word) {
+            self.out.words += 1;
+            match table().lookup(word) {
+                Lookup::Known(need) if need != Need::NONE => {
+                    self.out.uses.push(Use { span, need });
+                }
+                Lookup::Known(_) => {}
+                Lookup::Unknown => self.out.unknown.push(span),
+            }
+        }
+        let mut k = i + 1;
+        while let Some(t) = toks.get(k) {
+            k += 1;
+            if t.kind == TokenKind::Punct && t.text(src) == b";" {
+                break;
+            }
+            if t.lo as usize >= end && t.kind == TokenKind::Ident && src[t.lo as usize] == b'%' {
+                self.named(Span::new(t.lo, t.hi));
+            }
+        }
+        k
+    }
+}
+
+/// The end of the opcode word that starts at `lo`: the opcode, then its modifiers
+/// (`.global`, `.L2::128B`, `.2d`), glued or, as ptxas allows, after whitespace (a
+/// modifier after whitespace starts with a letter: `.5` is a number).
+pub(crate) fn word_end(src: &[u8], lo: usize) -> usize {
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+    let mut p = lo;
+    while p < src.len() && is_name(src[p]) {
+        p += 1;
+    }
+    loop {
+        let mut q = p;
+        while q < src.len() && src[q].is_ascii_whitespace() {
+            q += 1;
+        }
+        let next = src.get(q + 1).copied().unwrap_or(0);
+        let modifier =
+            src.get(q) == Some(&b'.') && is_name(next) && (q == p || !next.is_ascii_digit());
+        if !modifier {
+            return p;
+        }
+        p = q + 1;
+        while p < src.len() && (is_name(src[p]) || src[p] == b':') {
+            p += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opcode_words_end_before_the_operands() {
+        fn end(s: &str) -> &str {
+            &s[..word_end(s.as_bytes(), 0)]
+        }
+        assert_eq!(
+            end("ld.global.L2::128B.u32 %r1, [%rd1];"),
+            "ld.global.L2::128B.u32"
+        );
+        assert_eq!(end("ret;"), "ret");
+        assert_eq!(end("bar.warp .sync 0;"), "bar.warp .sync");
+        assert_eq!(end("tex.2d.v4.f32.s32 {%f1"), "tex.2d.v4.f32.s32");
+        assert_eq!(end("mov.f32 .5;"), "mov.f32");
+    }
+}

@@ -16,6 +16,7 @@ mod example_crate;
 mod frontend;
 mod huge;
 mod inputs;
+mod isa_table;
 mod link;
 mod lowering;
 mod mutants;

@@ -478,6 +478,8 @@ pub fn check(job: &Job) -> CheckReport {
                     arch: analysis.headers[0].arch,
                 };
                 found.extend(verify(ptxas, &[target], &p.sources, &p.modules));
+                // What the link needs closes the report.
+                found.sort_by_key(|d| d.code == Code::Needs);
             }
             let resolved = found.into_iter().map(|d| d.resolved(&p.sources));
             (resolved.collect::<Vec<_>>(), true)

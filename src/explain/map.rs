@@ -110,9 +110,10 @@ pub(crate) fn needs(out: &mut String, inputs: &Inputs, needs: &Needs, arch: Arch
     };
     let _ = writeln!(
         out,
-        "# needs, for .target {arch}: PTX ISA {} ({})",
+        "# needs: PTX ISA {} for .target {arch} ({}); its code needs PTX ISA {}",
         show(version),
-        cuda_release(version)
+        cuda_release(version),
+        show(needs.code_version(inputs))
     );
     if let Some((n, (mi, span))) = ptx {
         let _ = writeln!(out, "    PTX ISA {} for {}", show(n.ptx), place(mi, span));

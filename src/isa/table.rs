@@ -168,7 +168,7 @@ impl Table {
             .chain(any)
             .filter(applies)
             .fold(Need::NONE, |n, r| n.max(r.need));
-        Lookup::Known(need)
+        Lookup::Known(need.max(generic_addressing(opcode, &modifiers)))
     }
 
     /// What the directive (`.alias`) or special register (`%cluster_ctarank`) `name`
@@ -176,6 +176,24 @@ impl Table {
     pub fn named(&self, name: &[u8]) -> Option<Need> {
         let rows = self.rows.get(name)?;
         Some(rows.iter().fold(Need::NONE, |n, r| n.max(r.need)))
+    }
+}
+
+/// A memory access without a state space addresses generically, which needs sm_20
+/// (ptxas 12.9 on `ld.u32` at `.target sm_13`: "Feature 'generic addressing' requires
+/// .target sm_20 or higher"). A row cannot say this: rows add what a modifier that is
+/// present needs, and here it is one that is absent.
+fn generic_addressing(opcode: &[u8], modifiers: &[&[u8]]) -> Need {
+    const ACCESSES: &[&[u8]] = &[b"ld", b"st", b"atom", b"red", b"prefetch"];
+    const SPACES: &[&[u8]] = &[b".global", b".shared", b".local", b".const", b".param"];
+    let space = |m: &&[u8]| SPACES.iter().any(|s| m.starts_with(s));
+    if ACCESSES.contains(&opcode) && !modifiers.iter().any(space) {
+        Need {
+            ptx: (1, 0),
+            target: Some(Arch::new(20)),
+        }
+    } else {
+        Need::NONE
     }
 }
 
@@ -242,6 +260,9 @@ mod tests {
         );
         assert_eq!(t.lookup(b"ld.global.L2::128B"), need((7, 4), Some("sm_75")));
         assert_eq!(t.lookup(b"cvt.f32.bf16"), need((7, 0), Some("sm_80")));
+        // Generic addressing: no state space.
+        assert_eq!(t.lookup(b"ld"), need((1, 0), Some("sm_20")));
+        assert_eq!(t.lookup(b"ld.global"), need((1, 0), None));
     }
 
     #[test]

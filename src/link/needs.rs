@@ -52,24 +52,30 @@ impl Needs {
         }
     }
 
-    /// The lowest version the merged module may have for `.target arch`.
-    pub fn min_version(&self, inputs: &Inputs, arch: Arch) -> Version {
+    /// The lowest version the code of every module may be written at.
+    pub fn code_version(&self, inputs: &Inputs) -> Version {
         (0..self.modules.len())
             .map(|mi| self.module_version(inputs, mi))
-            .fold(
-                FLOOR.max(min_version_for(arch.sm(), arch.suffix())),
-                Version::max,
-            )
+            .fold(FLOOR, Version::max)
     }
 
-    /// The use that sets the link's version, and the one that sets its target.
+    /// The lowest version the merged module may have for `.target arch`: its code's,
+    /// or the target's own where that is higher.
+    pub fn min_version(&self, inputs: &Inputs, arch: Arch) -> Version {
+        self.code_version(inputs)
+            .max(min_version_for(arch.sm(), arch.suffix()))
+    }
+
+    /// The use that sets the version of the link's code (above [`FLOOR`]), and the
+    /// one that sets its target.
     pub fn highest(&self) -> (Option<(Need, Origin)>, Option<(Need, Origin)>) {
         let mut ptx: Option<(Need, Origin)> = None;
         let mut target: Option<(Need, Origin)> = None;
         for (mi, m) in self.modules.iter().enumerate() {
             for u in &m.uses {
                 let at = (mi as u32, u.span);
-                if ptx.is_none_or(|(n, _)| u.need.ptx > n.ptx) {
+                // (A need below the floor every output has sets nothing.)
+                if u.need.ptx > FLOOR && ptx.is_none_or(|(n, _)| u.need.ptx > n.ptx) {
                     ptx = Some((u.need, at));
                 }
                 let higher =
@@ -200,9 +206,11 @@ impl Needs {
             Severity::Note,
             Code::Needs,
             format!(
-                "needs: PTX ISA {} ({}) and {target_text}, for .target {arch}",
+                "needs: PTX ISA {} for .target {arch} ({}); its code needs PTX ISA {} and \
+                 {target_text}",
                 show(version),
-                cuda_release(version)
+                cuda_release(version),
+                show(self.code_version(inputs)),
             ),
         );
         if let Some((n, (mi, span))) = ptx {

@@ -349,6 +349,26 @@ fn archives_of_containers_and_of_nul_separated_modules() {
     assert!(log.contains("libmix.a(c.fatbin): loaded for h"), "{log}");
 }
 
+/// `Build::ptx_version_min`: an NVRTC-style `.version 8.8` input whose code needs
+/// nothing newer is written at the lowest version the target takes.
+#[test]
+fn build_api_writes_the_lowest_version_the_link_needs() {
+    let dir = root().join("fixtures/link/version-max");
+    let out_dir = scratch("build-api-min");
+    let out = ptxld::Build::new()
+        .file(dir.join("1-v60.ptx"))
+        .file(dir.join("2-v88.ptx"))
+        .arch("sm_75")
+        .ptx_version_min()
+        .out_dir(&out_dir)
+        .cargo_metadata(false)
+        .try_compile("lowest")
+        .unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with(".version 6.3\n.target sm_75\n"), "{text}");
+    assert_ptxas_accepts(&out_dir, "lowest.ptx", "sm_75");
+}
+
 /// The library API used by build scripts: rerun-if lines, OUT_DIR, typed errors.
 #[test]
 fn build_api_in_a_temporary_out_dir() {
@@ -558,8 +578,17 @@ fn link_map_and_symbol_trace() {
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     let map_start = stdout.find("# ptxld link map").expect("map on stdout");
+    let map_end = stdout
+        .find("# needs: ")
+        .expect("the map ends with what the link needs");
     assert_eq!(
-        &stdout[map_start..],
+        &stdout[map_end..],
+        "# needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code needs \
+         PTX ISA 3.1\n    PTX ISA 3.1 for `.weak` at 1-a.ptx:7:1\n    \
+         .target sm_20 for `st.param.b32` at 1-a.ptx:13:2\n"
+    );
+    assert_eq!(
+        &stdout[map_start..map_end],
         "# ptxld link map: output symbol, kind, linkage, origin; how it was chosen\n\
          res_a  variable  .visible  1-a.ptx:6:32  4 bytes, .align 4\n\
          wf  function  .weak  1-a.ptx:9:30\n    \
@@ -603,7 +632,9 @@ fn link_map_and_symbol_trace() {
          merged 3-mid.ptx:6:31 (.common, 24 bytes, .align 4)\n\
          k_a  kernel  .visible  1-small.ptx:8:17\n\
          k_b  kernel  .visible  2-large.ptx:8:17\n\
-         k_c  kernel  .visible  3-mid.ptx:8:17\n"
+         k_c  kernel  .visible  3-mid.ptx:8:17\n\
+         # needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code needs \
+         PTX ISA 5.0\n    PTX ISA 5.0 for `.common` at 1-small.ptx:6:1\n"
     );
     // A trace still explains a failed link.
     let o = ptxld()

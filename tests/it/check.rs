@@ -18,7 +18,11 @@ fn check_reports_where_nvjitlink_decides_differently() {
         stdout(&o),
         "note: nvJitLink: keeps the weak wf from the highest .target (sm_80), ptxld the first \
          in link order (sm_70)\n>>> 2-sm80.ptx:9:30\n>>> 1-sm70.ptx:9:30\n\
-         0 error(s), 0 warning(s), 1 note(s)\n"
+         note: needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code \
+         needs PTX ISA 3.1 and .target sm_20 or higher\n\
+         >>> 1-sm70.ptx:7:1: PTX ISA 3.1 because of `.weak`\n\
+         >>> 1-sm70.ptx:13:2: .target sm_20 because of `st.param.b32`\n\
+         0 error(s), 0 warning(s), 2 note(s)\n"
     );
     let o = ptxld()
         .current_dir(case("proto-f32-vs-b32-gcc-llvm"))
@@ -28,7 +32,11 @@ fn check_reports_where_nvjitlink_decides_differently() {
         stdout(&o),
         "note: nvJitLink: prints \"Prototype doesn't match\" for lerp1 (.fN against .bN of the \
          same size); ptxld links it by PTX type compatibility\n>>> 2-gcc-f32.ptx:6:41\n\
-         >>> 1-llvm-b32.ptx:6:32\n0 error(s), 0 warning(s), 1 note(s)\n"
+         >>> 1-llvm-b32.ptx:6:32\n\
+         note: needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code \
+         needs PTX ISA 2.3 and .target sm_20 or higher\n\
+         >>> 1-llvm-b32.ptx:17:3: .target sm_20 because of `st.param.b32`\n\
+         0 error(s), 0 warning(s), 2 note(s)\n"
     );
     let o = ptxld()
         .current_dir(case("err-undef-func-called-unreachable"))
@@ -40,7 +48,11 @@ fn check_reports_where_nvjitlink_decides_differently() {
         "error: undefined symbol: ext_f\n>>> 1-unreached.ptx:16:14\n\
          note: nvJitLink: accepts this (undefined symbol: ext_f) because no kernel reaches the \
          callers; ptxld reports it (link with --gc-sections to drop them)\n\
-         >>> 1-unreached.ptx:6:32\n1 error(s), 0 warning(s), 1 note(s)\n"
+         >>> 1-unreached.ptx:6:32\n\
+         note: needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code \
+         needs PTX ISA 2.3 and .target sm_20 or higher\n\
+         >>> 1-unreached.ptx:15:3: .target sm_20 because of `st.param.b32`\n\
+         1 error(s), 0 warning(s), 2 note(s)\n"
     );
     let o = ptxld()
         .current_dir(case("common-max-align"))
@@ -63,6 +75,17 @@ fn check_reports_where_nvjitlink_decides_differently() {
                      "location": {"file": "1-align4.ptx", "line": 6, "column": 30}},
                     {"message": "declared at",
                      "location": {"file": "2-align16.ptx", "line": 6, "column": 31}},
+                ],
+                "help": null,
+            }, {
+                "severity": "note",
+                "code": "needs",
+                "message": "needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); \
+                            its code needs PTX ISA 5.0 and any .target",
+                "location": null,
+                "notes": [
+                    {"message": "PTX ISA 5.0 because of `.common`",
+                     "location": {"file": "1-align4.ptx", "line": 6, "column": 1}},
                 ],
                 "help": null,
             }],
@@ -120,18 +143,53 @@ fn check_json_gives_codes_and_locations() {
 
 #[test]
 fn check_applies_a_ptx_version_cap() {
+    // Below an input's .version, where its code allows.
     let o = ptxld()
         .current_dir(case("version-max"))
         .args(["check", "--ptx-version", "7.0", "1-v60.ptx", "2-v88.ptx"])
         .run();
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // Not below what an instruction needs.
+    let o = ptxld()
+        .current_dir(case("err-ptx-version-below-use"))
+        .args(["check", "--ptx-version", "7.0", "1-v74.ptx"])
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
         stdout(&o).starts_with(
-            "error: version: 2-v88.ptx needs PTX ISA 8.8, newer than --ptx-version 7.0\n"
+            "error: version: `ld.global.L2::128B.u32` needs PTX ISA 7.4, newer than \
+             --ptx-version 7.0\n>>> 1-v74.ptx:11:2\n"
         ),
         "{}",
         stdout(&o)
     );
+}
+
+/// A module that uses what its own header does not have is refused where the link
+/// looks at what its modules use (ptxas refuses such a module on its own).
+#[test]
+fn check_refuses_a_module_newer_than_its_header() {
+    let dir = scratch("newer-than-header");
+    let text = std::fs::read_to_string(case("err-ptx-version-below-use").join("1-v74.ptx"))
+        .unwrap()
+        .replace(".version 7.4", ".version 7.0");
+    std::fs::write(dir.join("v70.ptx"), text).unwrap();
+    let o = ptxld().current_dir(&dir).args(["check", "v70.ptx"]).run();
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with(
+            "error: `ld.global.L2::128B.u32` needs PTX ISA 7.4, but v70.ptx declares .version \
+             7.0\n>>> v70.ptx:11:2\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let o = ptxld()
+        .current_dir(&dir)
+        .args(["--ptx-version=min", "-o", "out.ptx", "v70.ptx"])
+        .run();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!dir.join("out.ptx").exists());
 }
 
 #[test]

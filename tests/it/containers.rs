@@ -240,12 +240,14 @@ fn emit_defaults_and_option_errors() {
     let out = ptxld().args(&args).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("use --emit fatbin or --emit obj"));
-    // An arch below an input's target: no entry can be made.
-    let mut args = vec!["--arch", "sm_80", "--arch", "sm_60", "-o", "x.fatbin"];
+    // An arch below what an input's instructions need: no entry can be made
+    // (`ld.global.nc` needs sm_32).
+    let mut args = vec!["--arch", "sm_80", "--arch", "sm_20", "-o", "x.fatbin"];
     args.extend(ins.iter().map(String::as_str));
     let out = ptxld().args(&args).run();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("which --arch sm_60 cannot run"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("needs .target sm_32, which --arch sm_20 does not have"));
 }
 
 #[test]

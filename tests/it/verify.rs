@@ -176,7 +176,13 @@ fn a_link_ptxas_accepts_writes_what_it_writes_without_verify() {
         .args(["check", "--verify", "a.ptx", "b.ptx"])
         .run();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "0 error(s), 0 warning(s), 0 note(s)\n");
+    assert_eq!(
+        stdout(&o),
+        "note: needs: PTX ISA 6.0 for .target sm_70 (a CUDA 9.0 driver or newer); its code needs \
+         PTX ISA 2.3 and .target sm_20 or higher\n\
+         >>> a.ptx:21:2: .target sm_20 because of `st.param.b32`\n\
+         0 error(s), 0 warning(s), 1 note(s)\n"
+    );
 }
 
 /// `vote` without `.sync` is a warning for ptxas: shown, and the link goes on; the
@@ -224,7 +230,10 @@ fn check_verify_reports_ptxas_errors_in_text_and_json() {
     assert_eq!(
         stdout(&o),
         "error: ptxas: Arguments mismatch for instruction 'add'\n>>> b.ptx:16:2\n\
-         1 error(s), 0 warning(s), 0 note(s)\n"
+         note: needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code needs \
+         PTX ISA 2.3 and .target sm_20 or higher\n\
+         >>> a.ptx:21:2: .target sm_20 because of `st.param.b32`\n\
+         1 error(s), 0 warning(s), 1 note(s)\n"
     );
     let o = with_ptxas(&d, &ptxas)
         .args(["check", "--verify", "--format", "json", "--arch", "sm_80"])
@@ -249,6 +258,17 @@ fn check_verify_reports_ptxas_errors_in_text_and_json() {
                 "message": "ptxas: Arguments mismatch for instruction 'add'",
                 "location": {"file": "b.ptx", "line": 16, "column": 2},
                 "notes": [{"message": line, "location": null}],
+                "help": null,
+            }, {
+                "severity": "note",
+                "code": "needs",
+                "message": "needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); \
+                            its code needs PTX ISA 2.3 and .target sm_20 or higher",
+                "location": null,
+                "notes": [{
+                    "message": ".target sm_20 because of `st.param.b32`",
+                    "location": {"file": "a.ptx", "line": 21, "column": 2},
+                }],
                 "help": null,
             }],
         })
@@ -310,9 +330,10 @@ fn without_ptxas_verify_fails_at_once_and_writes_nothing() {
     let out = json(&o);
     assert_eq!(out["ok"], false);
     assert_eq!(out["diagnostics"][0]["code"], "ptxas-not-found", "{out}");
+    assert_eq!(out["diagnostics"][1]["code"], "needs", "{out}");
     assert_eq!(
         out["diagnostics"].as_array().map(Vec::len),
-        Some(1),
+        Some(2),
         "{out}"
     );
 }

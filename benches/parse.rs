@@ -254,17 +254,22 @@ fn report_cross(log: &mut String) {
     // REV` builds one): a change is judged by this build's medians over the
     // baseline's, taken over the same stretch of time.
     let baseline = std::env::var_os("PTXLD_BENCH_BASELINE").map(PathBuf::from);
+    let link_args =
+        |program: &Path, out: PathBuf, files: &[PathBuf], threads: Option<&str>, extra: &[&str]| {
+            let mut c = Command::new(program);
+            if let Some(j) = threads {
+                c.args(["-j", j]);
+            }
+            c.args(extra);
+            c.arg("-o").arg(&out).args(files).stdout(Stdio::null());
+            fresh(&out);
+            let t = Instant::now();
+            let o = c.output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            t.elapsed()
+        };
     let link_with = |program: &Path, out: PathBuf, files: &[PathBuf], threads: Option<&str>| {
-        let mut c = Command::new(program);
-        if let Some(j) = threads {
-            c.args(["-j", j]);
-        }
-        c.arg("-o").arg(&out).args(files).stdout(Stdio::null());
-        fresh(&out);
-        let t = Instant::now();
-        let o = c.output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        t.elapsed()
+        link_args(program, out, files, threads, &[])
     };
     let link = |scale: usize, files: &[PathBuf], threads: Option<&str>| {
         link_with(Path::new(ptxld), out(scale, threads), files, threads)
@@ -288,6 +293,19 @@ fn report_cross(log: &mut String) {
         .map(|(f, &(scale, _))| move || link(scale, f, None))
         .collect();
     let one = || link(1, &sets[0], Some("1"));
+    // The x1 link at the lowest version its code needs: what finding that costs (it
+    // lexes every body again; docs/performance.md).
+    let lowest_out = root().join("target/bench-cross-lowest-x1.ptx");
+    let lowest = || {
+        let out = lowest_out.clone();
+        link_args(
+            Path::new(ptxld),
+            out,
+            &sets[0],
+            None,
+            &["--ptx-version=min"],
+        )
+    };
     let bases: Vec<_> = sets
         .iter()
         .zip(&scales)
@@ -302,6 +320,7 @@ fn report_cross(log: &mut String) {
         commands.push(&alls[i]);
     }
     commands.push(&one);
+    commands.push(&lowest);
     if baseline.is_some() {
         for b in &bases {
             commands.push(b);
@@ -359,7 +378,7 @@ fn report_cross(log: &mut String) {
             ms_list(links)
         ));
         if let Some(program) = &baseline {
-            let times = &timed[2 * scales.len() + 1 + i];
+            let times = &timed[2 * scales.len() + 2 + i];
             out_log(format!(
                 "  baseline {}: median {:.0} ms; this build {:.3}x the baseline (every run: {})",
                 program.display(),
@@ -401,6 +420,14 @@ fn report_cross(log: &mut String) {
                     targets.threads
                 ));
                 out_log(format!("  every run on 1 thread (ms): {}", ms_list(ones)));
+                let lows = &timed[2 * scales.len() + 1];
+                out_log(format!(
+                    "  --ptx-version=min (finds what the modules use): median {:.0} ms = {:.2}x the \
+                     plain link (every run: {})",
+                    median_of(lows).as_secs_f64() * 1e3,
+                    median_of(lows).as_secs_f64() / med.as_secs_f64(),
+                    ms_list(lows)
+                ));
             }
             Some(b) => {
                 let ratio = med.as_secs_f64() / b.as_secs_f64();

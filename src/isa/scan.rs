@@ -9,7 +9,7 @@
 use rustc_hash::FxHashSet;
 
 use super::table::{table, Lookup, Need};
-use crate::ir::{ItemKind, Module};
+use crate::ir::{FuncKind, ItemKind, Module};
 use crate::lex::{lex_bodies_into, Bodies, Token, TokenKind};
 use crate::source::Span;
 
@@ -62,21 +62,52 @@ pub(crate) fn module_uses(m: &Module, src: &[u8]) -> ModuleUses {
         };
         let head = Span::new(item.span.lo, body.map_or(item.span.hi, |b| b.span.lo));
         let toks = within(head);
-        for (i, t) in toks.iter().enumerate() {
-            if t.kind == TokenKind::Directive {
-                scan.named(Span::new(t.lo, t.hi));
-            }
-            // `generic(x)` in an initializer: the table's row is `generic()`.
-            let call = toks.get(i + 1).is_some_and(|n| n.text(src) == b"(");
-            if t.kind == TokenKind::Ident && t.text(src) == b"generic" && call {
-                scan.operator(Span::new(t.lo, toks[i + 1].hi), b"generic()");
-            }
+        for t in toks.iter().filter(|t| t.kind == TokenKind::Directive) {
+            scan.named(Span::new(t.lo, t.hi));
+        }
+        for (name, span) in forms(&item.kind, toks, src) {
+            scan.operator(span, name);
         }
         if let Some(body) = body {
             scan.body(within(body.span));
         }
     }
     scan.out
+}
+
+/// The uses at module scope that no single token names, as the table's names for
+/// them: `generic(x)` in an initializer, a label with an offset (`$L+4`) or a
+/// difference of labels in a debug section, a `.file` with a timestamp, an `.entry`
+/// declared without a body.
+fn forms(kind: &ItemKind, toks: &[Token], src: &[u8]) -> Vec<(&'static [u8], Span)> {
+    let text = |i: usize| toks.get(i).map_or(&b""[..], |t| t.text(src));
+    let ident = |i: usize| toks.get(i).is_some_and(|t| t.kind == TokenKind::Ident);
+    let span = |a: usize, b: usize| Span::new(toks[a].lo, toks[b].hi);
+    let mut out = Vec::new();
+    for i in 0..toks.len() {
+        if ident(i) && text(i) == b"generic" && text(i + 1) == b"(" {
+            out.push((&b"generic()"[..], span(i, i + 1)));
+        }
+        if let ItemKind::Section(_) = kind {
+            if ident(i) && text(i + 1) == b"+" {
+                out.push((&b"label+offset"[..], span(i, i + 2)));
+            }
+            if ident(i) && text(i + 1) == b"-" && ident(i + 2) {
+                out.push((&b"label-label"[..], span(i, i + 2)));
+            }
+        }
+    }
+    match kind {
+        // `.file 1 "a.cu", 1700000000, 123`
+        ItemKind::File(_) if toks.iter().any(|t| t.text(src) == b",") => {
+            out.push((&b".file timestamp"[..], span(0, toks.len() - 1)));
+        }
+        ItemKind::Function(f) if f.kind == FuncKind::Entry && f.body.is_none() => {
+            out.push((&b".entry prototype"[..], span(0, toks.len() - 1)));
+        }
+        _ => {}
+    }
+    out
 }
 
 struct Scan<'s> {
@@ -202,6 +233,51 @@ pub(crate) fn word_end(src: &[u8], lo: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The texts of what `src` uses that needs more than the base ISA, and of the
+    /// opcode words the table does not know.
+    fn uses(src: &str) -> (Vec<String>, Vec<String>) {
+        let parsed = crate::parse::parse_module(crate::source::FileId(0), src.as_bytes());
+        let u = module_uses(&parsed.module, src.as_bytes());
+        let text = |s: &Span| src[s.range()].to_string();
+        (
+            u.uses.iter().map(|u| text(&u.span)).collect(),
+            u.unknown.iter().map(text).collect(),
+        )
+    }
+
+    #[test]
+    fn a_module_uses_its_words_directives_registers_and_forms() {
+        let (found, unknown) = uses(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .file 1 \"a.cu\", 1700000000, 12\n\
+             .weak .global .u32 w;\n\
+             .global .u64 p = generic(w);\n\
+             .visible .entry e();\n\
+             .visible .entry e() .explicitcluster\n{\n\
+             .reg .b32 %r<3>;\n\
+             $L: mov.u32 %r1, %cluster_ctarank;\n\
+             @%r1 shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n\
+             shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n\
+             frobnicate.u32 %r1;\n\
+             ret;\n}\n\
+             .section .debug_info { .b64 $L+4 }\n",
+        );
+        assert_eq!(
+            found,
+            [
+                ".file 1 \"a.cu\", 1700000000, 12",
+                ".weak",
+                "generic(",
+                ".visible .entry e();",
+                ".explicitcluster",
+                "%cluster_ctarank",
+                "shfl.sync.idx.b32",
+                "$L+4",
+            ]
+        );
+        assert_eq!(unknown, ["frobnicate.u32"]);
+    }
 
     #[test]
     fn opcode_words_end_before_the_operands() {

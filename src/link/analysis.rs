@@ -32,7 +32,7 @@ pub struct LinkOptions {
     pub gc: Option<GcOptions>,
     /// `--strip-debug`: no DWARF sections, `.file`, `.loc` or `debug` target option.
     pub strip_debug: bool,
-    /// Find what the modules use ([`Needs`]) even where no target lowers: for
+    /// Find what the modules use (`link::needs`) even where no target lowers: for
     /// `ptxld check` and the link map.
     pub report_needs: bool,
 }

@@ -26,6 +26,9 @@ pub(crate) struct Needs {
 /// Where a need comes from: module, span.
 pub(crate) type Origin = (u32, Span);
 
+/// A need and the use it comes from.
+pub(crate) type Setter = Option<(Need, Origin)>;
+
 impl Needs {
     /// Scans every module, in parallel.
     pub fn scan(inputs: &Inputs) -> Needs {
@@ -68,9 +71,9 @@ impl Needs {
 
     /// The use that sets the version of the link's code (above [`FLOOR`]), and the
     /// one that sets its target.
-    pub fn highest(&self) -> (Option<(Need, Origin)>, Option<(Need, Origin)>) {
-        let mut ptx: Option<(Need, Origin)> = None;
-        let mut target: Option<(Need, Origin)> = None;
+    pub fn highest(&self) -> (Setter, Setter) {
+        let mut ptx: Setter = None;
+        let mut target: Setter = None;
         for (mi, m) in self.modules.iter().enumerate() {
             for u in &m.uses {
                 let at = (mi as u32, u.span);

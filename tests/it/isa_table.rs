@@ -86,10 +86,14 @@ impl Row {
         format!("line {} `{} {}`", self.line, self.opcode, mods.join(" "))
     }
 
-    /// A row named by a directive (`.alias`), an operator (`generic()`) or a special
-    /// register (`%globaltimer`) rather than an opcode.
+    /// A row named by a directive (`.alias`), an operator (`generic()`), a special
+    /// register (`%globaltimer`) or a form (`label+offset`) rather than an opcode.
     fn is_named(&self) -> bool {
-        self.opcode.starts_with(['.', '%']) || self.opcode.ends_with("()")
+        self.opcode != "*"
+            && !self
+                .opcode
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
     }
 }
 
@@ -420,7 +424,8 @@ fn module(t: &Trial) -> (String, &'static str) {
     let text = PREAMBLE
         .replace("VERSION", version)
         .replace("TARGET", target);
-    let text = if t.row.is_named() && !t.row.opcode.starts_with('%') {
+    // A directive statement goes at module scope, anything else in the kernel.
+    let text = if t.row.example.starts_with('.') {
         text.replace("MODULE_SCOPE", &t.row.example)
             .replace("EXAMPLE", "")
     } else {

@@ -118,11 +118,12 @@ struct Scan<'s> {
 }
 
 impl<'s> Scan<'s> {
-    /// A directive or special register: a use if the table has a row of that name.
+    /// A directive or special register: a use if the table has a row of that name
+    /// (the first of each).
     fn named(&mut self, span: Span) {
         let text = &self.src[span.range()];
-        if self.seen.insert(text) {
-            if let Some(need) = table().named(text) {
+        if let Some(need) = table().named(text) {
+            if self.seen.insert(text) {
                 self.out.uses.push(Use { span, need });
             }
         }
@@ -195,7 +196,8 @@ impl<'s> Scan<'s> {
             if t.kind == TokenKind::Punct && t.text(src) == b";" {
                 break;
             }
-            if t.lo as usize >= end && t.kind == TokenKind::Ident && src[t.lo as usize] == b'%' {
+            let name = t.text(src);
+            if t.kind == TokenKind::Ident && name[0] == b'%' && may_be_special(name) {
                 self.named(Span::new(t.lo, t.hi));
             }
         }
@@ -203,11 +205,30 @@ impl<'s> Scan<'s> {
     }
 }
 
+/// Name characters, `[a-zA-Z0-9_$]`, by byte.
+const NAME: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+        b += 1;
+    }
+    t
+};
+
+/// Whether the `%`-name `name` may be a special register the table names: the
+/// registers producers write end in a digit (`%r12`, `%rd3`), which of the named
+/// special registers only the performance monitors do (`%pm4`, `%pm0_64`).
+fn may_be_special(name: &[u8]) -> bool {
+    !name.last().is_some_and(u8::is_ascii_digit) || name.starts_with(b"%pm")
+}
+
 /// The end of the opcode word that starts at `lo`: the opcode, then its modifiers
 /// (`.global`, `.L2::128B`, `.2d`), glued or, as ptxas allows, after whitespace (a
 /// modifier after whitespace starts with a letter: `.5` is a number).
 pub(crate) fn word_end(src: &[u8], lo: usize) -> usize {
-    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+    let is_name = |b: u8| NAME[b as usize];
     let mut p = lo;
     while p < src.len() && is_name(src[p]) {
         p += 1;

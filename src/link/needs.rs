@@ -153,41 +153,36 @@ impl Needs {
         let mut out = Vec::new();
         for (mi, m) in inputs.modules.iter().enumerate() {
             let name = inputs.file_name(mi as u32);
+            let own_target = m.header.target.as_ref().and_then(|t| t.arch);
+            let own_target = own_target.map(|a| Arch::from_parts(a.sm, a.suffix));
             for u in &self.modules[mi].uses {
                 let what = text(inputs, mi, u.span);
-                if let Some(v) = m.header.version {
-                    if u.need.ptx > (v.major, v.minor) {
-                        out.push(
-                            inputs
-                                .error_at(
-                                    Code::NewerThanHeader,
-                                    mi as u32,
-                                    u.span,
-                                    format!(
-                                        "`{what}` needs PTX ISA {}, but {name} declares .version {}.{}",
-                                        show(u.need.ptx),
-                                        v.major,
-                                        v.minor
-                                    ),
-                                )
-                                .with_help("ptxas refuses this module; raise its .version or recompile it"),
-                        );
-                    }
+                let refuse = |directive: &str, needs: String, declared: String| {
+                    inputs
+                        .error_at(
+                            Code::NewerThanHeader,
+                            mi as u32,
+                            u.span,
+                            format!("`{what}` needs {needs}, but {name} declares {declared}"),
+                        )
+                        .with_help(format!(
+                            "ptxas refuses this module; raise its {directive} or recompile it"
+                        ))
+                };
+                if let Some(v) = m.header.version.filter(|v| u.need.ptx > (v.major, v.minor)) {
+                    out.push(refuse(
+                        ".version",
+                        format!("PTX ISA {}", show(u.need.ptx)),
+                        format!(".version {}.{}", v.major, v.minor),
+                    ));
                 }
-                let own = m.header.target.as_ref().and_then(|t| t.arch);
-                let own = own.map(|a| Arch::from_parts(a.sm, a.suffix));
-                if let (Some(t), Some(have)) = (u.need.target, own) {
+                if let (Some(t), Some(have)) = (u.need.target, own_target) {
                     if !target_satisfies(have, t) {
-                        out.push(
-                            inputs
-                                .error_at(
-                                    Code::NewerThanHeader,
-                                    mi as u32,
-                                    u.span,
-                                    format!("`{what}` needs .target {t}, but {name} declares .target {have}"),
-                                )
-                                .with_help("ptxas refuses this module; raise its .target or recompile it"),
-                        );
+                        out.push(refuse(
+                            ".target",
+                            format!(".target {t}"),
+                            format!(".target {have}"),
+                        ));
                     }
                 }
             }
@@ -247,7 +242,8 @@ impl Needs {
                     file,
                     span,
                     format!(
-                        "`{}` is not in ptxld's instruction table: this module keeps its own .version",
+                        "`{}` is not in ptxld's instruction table: this module keeps its own \
+                         .version",
                         text(inputs, mi, span)
                     ),
                 );
@@ -270,11 +266,16 @@ fn unknown_errors(
         .map(|&span| {
             inputs
                 .error_at(
-                    if what == "version" { Code::Version } else { Code::Target },
+                    if what == "version" {
+                        Code::Version
+                    } else {
+                        Code::Target
+                    },
                     mi as u32,
                     span,
                     format!(
-                        "{what}: `{}` is not in ptxld's instruction table, so {how} cannot go below {}'s own .{what}",
+                        "{what}: `{}` is not in ptxld's instruction table, so {how} cannot go \
+                         below {}'s own .{what}",
                         text(inputs, mi, span),
                         inputs.file_name(mi as u32)
                     ),

@@ -65,6 +65,7 @@ pub(crate) fn module_uses(m: &Module, src: &[u8]) -> ModuleUses {
         for t in toks.iter().filter(|t| t.kind == TokenKind::Directive) {
             scan.named(Span::new(t.lo, t.hi));
         }
+        scan.pragma(toks);
         for (name, span) in forms(&item.kind, toks, src) {
             scan.operator(span, name);
         }
@@ -138,6 +139,31 @@ impl<'s> Scan<'s> {
         }
     }
 
+    /// A `.pragma "name ..."` at the start of `toks`: the table names it `.pragma
+    /// name` (`"enable_smem_spilling"` needs 8.7).
+    fn pragma(&mut self, toks: &[Token]) {
+        let src = self.src;
+        let [directive, string, ..] = toks else {
+            return;
+        };
+        if directive.text(src) != b".pragma" || string.kind != TokenKind::String {
+            return;
+        }
+        let text = string.text(src);
+        let inner = &text[1..text.len().saturating_sub(1).max(1)];
+        let word = inner
+            .split(|b| b.is_ascii_whitespace())
+            .next()
+            .unwrap_or_default();
+        let name = [&b".pragma "[..], word].concat();
+        if let Some(need) = table().named(&name) {
+            if self.seen.insert(text) {
+                let span = Span::new(directive.lo, string.hi);
+                self.out.uses.push(Use { span, need });
+            }
+        }
+    }
+
     /// The statements of one body (its tokens from `{` through `}`).
     fn body(&mut self, toks: &[Token]) {
         let src = self.src;
@@ -148,6 +174,7 @@ impl<'s> Scan<'s> {
             match t.kind {
                 // A declaration or another directive statement: its words.
                 TokenKind::Directive => {
+                    self.pragma(&toks[i..]);
                     while i < toks.len() && !punct(&toks[i], b";") {
                         if toks[i].kind == TokenKind::Directive {
                             self.named(Span::new(toks[i].lo, toks[i].hi));
@@ -277,6 +304,7 @@ mod tests {
              .visible .entry e();\n\
              .visible .entry e() .explicitcluster\n{\n\
              .reg .b32 %r<3>;\n\
+             .pragma \"enable_smem_spilling\";\n\
              $L: mov.u32 %r1, %cluster_ctarank;\n\
              @%r1 shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n\
              shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n\
@@ -292,6 +320,7 @@ mod tests {
                 "generic(",
                 ".visible .entry e();",
                 ".explicitcluster",
+                ".pragma \"enable_smem_spilling\"",
                 "%cluster_ctarank",
                 "shfl.sync.idx.b32",
                 "$L+4",

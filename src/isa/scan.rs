@@ -217,16 +217,29 @@ impl<'s> Scan<'s> {
                 Lookup::Unknown => self.out.unknown.push(span),
             }
         }
+        // Top-level commas (outside `[]` and `{}`): a texture fetch with a third
+        // operand has an offset (ptxas 12.9: "Feature 'offset operand' requires
+        // .target sm_30 or higher").
+        let (mut depth, mut commas) = (0u32, 0u32);
         let mut k = i + 1;
         while let Some(t) = toks.get(k) {
             k += 1;
-            if t.kind == TokenKind::Punct && t.text(src) == b";" {
-                break;
-            }
             let name = t.text(src);
+            if t.kind == TokenKind::Punct {
+                match name {
+                    b";" => break,
+                    b"[" | b"{" => depth += 1,
+                    b"]" | b"}" => depth = depth.saturating_sub(1),
+                    b"," if depth == 0 => commas += 1,
+                    _ => {}
+                }
+            }
             if t.kind == TokenKind::Ident && name[0] == b'%' && may_be_special(name) {
                 self.named(Span::new(t.lo, t.hi));
             }
+        }
+        if commas >= 2 && matches!(opcode.text(src), b"tex" | b"tld4") {
+            self.operator(span, b"tex offset");
         }
         k
     }
@@ -309,6 +322,7 @@ mod tests {
              @%r1 shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n\
              shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n\
              frobnicate.u32 %r1;\n\
+             tex.2d.v4.f32.f32 {%r1, %r1, %r1, %r1}, [t, {%r2, %r2}], {%r1, %r1};\n\
              ret;\n}\n\
              .section .debug_info { .b64 $L+4 }\n",
         );
@@ -323,6 +337,7 @@ mod tests {
                 ".pragma \"enable_smem_spilling\"",
                 "%cluster_ctarank",
                 "shfl.sync.idx.b32",
+                "tex.2d.v4.f32.f32",
                 "$L+4",
             ]
         );

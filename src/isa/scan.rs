@@ -29,8 +29,6 @@ pub(crate) struct ModuleUses {
     pub uses: Vec<Use>,
     /// Opcode words the table does not know (the first occurrence of each).
     pub unknown: Vec<Span>,
-    /// How many distinct opcode words the module has.
-    pub words: usize,
 }
 
 impl ModuleUses {
@@ -130,7 +128,7 @@ impl<'s> Scan<'s> {
         }
     }
 
-    /// An operator that the table names `name` (`generic()`), at `span`.
+    /// A form that the table names `name` (`generic()`, `tex offset`), at `span`.
     fn operator(&mut self, span: Span, name: &'static [u8]) {
         if self.seen.insert(name) {
             if let Some(need) = table().named(name) {
@@ -208,7 +206,6 @@ impl<'s> Scan<'s> {
         let word = &src[opcode.lo as usize..end];
         let span = Span::new(opcode.lo, end as u32);
         if self.seen.insert(word) {
-            self.out.words += 1;
             match table().lookup(word) {
                 Lookup::Known(need) if need != Need::NONE => {
                     self.out.uses.push(Use { span, need });

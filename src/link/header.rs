@@ -149,18 +149,18 @@ pub(crate) fn may_lower(inputs: &Inputs, opts: &HeaderOptions) -> bool {
     });
     let target_below = opts.arch.is_some_and(|want| {
         ms.iter().any(|m| {
-            m.header
-                .target
-                .as_ref()
-                .and_then(|t| t.arch)
-                .is_some_and(|a| {
-                    a.sm > want.sm()
-                        || a.suffix.is_some()
-                            && (a.sm != want.sm() || rank(want.suffix()) < rank(a.suffix))
-                })
+            let arch = m.header.target.as_ref().and_then(|t| t.arch);
+            arch.is_some_and(|a| beyond(a.sm, a.suffix, want.sm(), want.suffix()))
         })
     });
     opts.ptx_version_min || version_below || target_below
+}
+
+/// Whether a module for `.target sm_{sm}{suffix}` is beyond `--arch
+/// sm_{want}{want_suffix}`: a higher number, or an arch- or family-specific target
+/// that the option does not name.
+fn beyond(sm: u32, suffix: Option<u8>, want: u32, want_suffix: Option<u8>) -> bool {
+    sm > want || suffix.is_some() && (sm != want || rank(want_suffix) < rank(suffix))
 }
 
 /// The merged header for `opts`; `needs`, where the link scanned what its modules
@@ -231,13 +231,13 @@ pub(crate) fn merge(
             (want, want_suffix) => {
                 for mi in 0..ms.len() {
                     let Some(a) = arch_of(mi) else { continue };
-                    let too_high = a.sm > want;
-                    let incompatible =
-                        a.suffix.is_some() && (a.sm != want || rank(want_suffix) < rank(a.suffix));
-                    if (too_high || incompatible) && needs.is_some() {
-                        let lowered = needs.map(|n| n.target_errors(inputs, mi, *arch));
-                        errors.extend(lowered.into_iter().flatten());
-                    } else if too_high || incompatible {
+                    if !beyond(a.sm, a.suffix, want, want_suffix) {
+                        continue;
+                    }
+                    // What the module uses decides, where the link looked.
+                    if let Some(n) = needs {
+                        errors.extend(n.target_errors(inputs, mi, *arch));
+                    } else {
                         let d = Diagnostic::global_error(
                             Code::Target,
                             format!(
@@ -289,11 +289,13 @@ pub(crate) fn merge(
     } else if let Some(want) = opts.ptx_version.map(|v| (v.major, v.minor)) {
         for (mi, m) in ms.iter().enumerate() {
             if let Some(v) = m.header.version {
-                if (v.major, v.minor) > want && needs.is_some() {
-                    let lowered =
-                        needs.map(|n| n.version_errors(inputs, mi, want, "--ptx-version"));
-                    errors.extend(lowered.into_iter().flatten());
-                } else if (v.major, v.minor) > want {
+                if (v.major, v.minor) <= want {
+                    continue;
+                }
+                // What the module uses decides, where the link looked.
+                if let Some(n) = needs {
+                    errors.extend(n.version_errors(inputs, mi, want));
+                } else {
                     let d = Diagnostic::global_error(
                         Code::Version,
                         format!(

@@ -91,15 +91,9 @@ impl Needs {
         (ptx, target)
     }
 
-    /// Errors for the uses of module `mi` that `.version want` does not have; its
-    /// unknown opcodes are errors too (the table cannot say they are there).
-    pub fn version_errors(
-        &self,
-        inputs: &Inputs,
-        mi: usize,
-        want: Version,
-        how: &str,
-    ) -> Vec<Diagnostic> {
+    /// Errors for the uses of module `mi` that `--ptx-version want` does not have;
+    /// its unknown opcodes are errors too (the table cannot say they are there).
+    pub fn version_errors(&self, inputs: &Inputs, mi: usize, want: Version) -> Vec<Diagnostic> {
         let uses = &self.modules[mi];
         let mut out: Vec<Diagnostic> = uses
             .uses
@@ -111,7 +105,7 @@ impl Needs {
                     mi as u32,
                     u.span,
                     format!(
-                        "version: `{}` needs PTX ISA {}, newer than {how} {}",
+                        "version: `{}` needs PTX ISA {}, newer than --ptx-version {}",
                         text(inputs, mi, u.span),
                         show(u.need.ptx),
                         show(want)
@@ -119,7 +113,7 @@ impl Needs {
                 )
             })
             .collect();
-        out.extend(unknown_errors(inputs, mi, uses, "version", how));
+        out.extend(unknown_errors(inputs, mi, uses, "version", "--ptx-version"));
         out
     }
 

@@ -92,8 +92,14 @@ class Row:
     def key(self):
         return f"{self.opcode} {' '.join(sorted(self.mods)) or '-'}"
 
-    def is_directive(self):
-        return self.opcode.startswith(".")
+    def is_named(self):
+        """A row named by a directive, operator, special register, pragma or form
+        (`.alias`, `generic()`, `%globaltimer`, `tex offset`) rather than an opcode."""
+        return self.opcode != "*" and not re.fullmatch(r"[A-Za-z0-9_]+", self.opcode)
+
+    def at_module_scope(self):
+        """A directive statement's example goes at module scope, any other in the kernel."""
+        return self.example.startswith(".")
 
 
 def read_table(path=TABLE):
@@ -136,9 +142,6 @@ def requirement(rows, opcode, mods):
 def example_word(row):
     """The example's instruction word (after a predicate guard), or its directive."""
     text = row.example
-    if row.is_directive():
-        m = re.search(r"(^|\s)(\.[a-z_]+)", text)
-        return m.group(2)
     # An example may declare what its instruction needs first (`brx.idx`'s
     # `.branchtargets`): the instruction is its last statement.
     # A block (`{ .param .b32 a0; st.param.b32 [a0], %r1; }`) counts as its last statement.
@@ -193,7 +196,7 @@ def header_for(ptx, target):
 
 def try_row(row, ptx, target):
     version, t = header_for(ptx, target)
-    return ptxas(module(row.example, version, t, row.is_directive()), arch_for(t))
+    return ptxas(module(row.example, version, t, row.at_module_scope()), arch_for(t))
 
 
 def lower_version(v):
@@ -400,21 +403,21 @@ def probe(row):
     """(ptx, target, ptxas feature name) the row's example needs, by experiment: the
     lowest target accepted at 8.8, then the lowest version accepted with it."""
     for t in TARGET_NAMES:
-        ok, _ = ptxas(module(row.example, "8.8", t, row.is_directive()), arch_for(t))
+        ok, _ = ptxas(module(row.example, "8.8", t, row.at_module_scope()), arch_for(t))
         if ok:
             break
     else:
         return None
     names = []
     for v in VERSIONS[vkey(vmax(TARGET_VERSION[t], FLOOR_VERSION)):]:
-        ok, err = ptxas(module(row.example, v, t, row.is_directive()), arch_for(t))
+        ok, err = ptxas(module(row.example, v, t, row.at_module_scope()), arch_for(t))
         if ok:
             break
         names += [f for _, f, _, _ in features(err)]
     i = tkey(t)
     if i > 0:
         lt = TARGET_NAMES[i - 1]
-        _, err = ptxas(module(row.example, "8.8", lt, row.is_directive()), arch_for(lt))
+        _, err = ptxas(module(row.example, "8.8", lt, row.at_module_scope()), arch_for(lt))
         names += [f for _, f, _, _ in features(err)]
     target = "-" if t == "sm_10" else t
     return v, target, (names[-1] if names else "-")
@@ -447,15 +450,13 @@ def cmd_check(args):
     failures = []
 
     # Self-consistency: each example needs exactly its row's values, from the table.
-    for r in rows:
-        if r.is_directive():
-            got = (r.ptx, r.target) if r.opcode == example_word(r) else None
-        else:
-            got = requirement(rows, *split_word(example_word(r)))
+    # A named row is its own requirement.
+    for r in (r for r in rows if not r.is_named()):
+        got = requirement(rows, *split_word(example_word(r)))
         if got != (r.ptx, r.target):
             failures.append(f"line {r.line_no} {r.key()}: the table gives its example {got}, "
                             f"the row says {(r.ptx, r.target)}")
-        if r.opcode not in ("*",) and not r.is_directive() and split_word(example_word(r))[0] != r.opcode:
+        if r.opcode != "*" and split_word(example_word(r))[0] != r.opcode:
             failures.append(f"line {r.line_no} {r.key()}: example's opcode differs")
 
     # Coverage: every fixture instruction form is known.

@@ -216,8 +216,10 @@ impl<'s> Scan<'s> {
         }
         // Top-level commas (outside `[]` and `{}`): a texture fetch with a third
         // operand has an offset (ptxas 12.9: "Feature 'offset operand' requires
-        // .target sm_30 or higher").
-        let (mut depth, mut commas) = (0u32, 0u32);
+        // .target sm_30 or higher"); a `|` after its destination, a predicate result
+        // ("Feature 'Texture instruction with optional predicate result' requires
+        // .target sm_60 or higher").
+        let (mut depth, mut commas, mut bar) = (0u32, 0u32, false);
         let mut k = i + 1;
         while let Some(t) = toks.get(k) {
             k += 1;
@@ -228,6 +230,7 @@ impl<'s> Scan<'s> {
                     b"[" | b"{" => depth += 1,
                     b"]" | b"}" => depth = depth.saturating_sub(1),
                     b"," if depth == 0 => commas += 1,
+                    b"|" if depth == 0 && commas == 0 => bar = true,
                     _ => {}
                 }
             }
@@ -235,8 +238,13 @@ impl<'s> Scan<'s> {
                 self.named(Span::new(t.lo, t.hi));
             }
         }
-        if commas >= 2 && matches!(opcode.text(src), b"tex" | b"tld4") {
-            self.operator(span, b"tex offset");
+        if matches!(opcode.text(src), b"tex" | b"tld4") {
+            if commas >= 2 {
+                self.operator(span, b"tex offset");
+            }
+            if bar {
+                self.operator(span, b"tex predicate");
+            }
         }
         k
     }
@@ -320,6 +328,7 @@ mod tests {
              shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n\
              frobnicate.u32 %r1;\n\
              tex.2d.v4.f32.f32 {%r1, %r1, %r1, %r1}, [t, {%r2, %r2}], {%r1, %r1};\n\
+             tld4.r.2d.v4.f32.f32 {%r1, %r1, %r1, %r1}|%r2, [t, {%r2, %r2}];\n\
              ret;\n}\n\
              .section .debug_info { .b64 $L+4 }\n",
         );
@@ -335,6 +344,9 @@ mod tests {
                 "%cluster_ctarank",
                 "shfl.sync.idx.b32",
                 "tex.2d.v4.f32.f32",
+                // The word (sm_20), then its predicate result (7.1, sm_60).
+                "tld4.r.2d.v4.f32.f32",
+                "tld4.r.2d.v4.f32.f32",
                 "$L+4",
             ]
         );

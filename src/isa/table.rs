@@ -177,6 +177,12 @@ impl Table {
         let rows = self.rows.get(name)?;
         Some(rows.iter().fold(Need::NONE, |n, r| n.max(r.need)))
     }
+
+    /// The first column of every row (opcodes and names), each once.
+    #[cfg(test)]
+    pub fn names(&self) -> impl Iterator<Item = &[u8]> {
+        self.rows.keys().map(|k| &k[..])
+    }
 }
 
 /// A memory access without a state space addresses generically, which needs sm_20

@@ -68,6 +68,16 @@ impl Arch {
     }
 }
 
+/// Orders target suffixes by how much of one architecture they take: none < `f`
+/// (family) < `a` (this exact architecture).
+pub(crate) fn suffix_rank(suffix: Option<u8>) -> u8 {
+    match suffix {
+        None => 0,
+        Some(b'f') => 1,
+        Some(_) => 2,
+    }
+}
+
 impl fmt::Display for Arch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "sm_{}", self.sm)?;

@@ -9,14 +9,19 @@ use crate::link::gc::Live;
 use crate::link::inputs::Inputs;
 use crate::link::inputs::ModSym;
 use crate::link::names::Names;
-use crate::link::needs::{cuda_release, show, Needs};
+use crate::link::needs::{cuda_release, show, text, Needs};
 use crate::link::report::display_name;
 use crate::link::resolve::{OutSym, Resolution};
 use crate::options::Arch;
 use crate::source::Span;
 
-fn at(inputs: &Inputs, s: ModSym, span: crate::source::Span) -> String {
-    let f = inputs.sources.file(inputs.module(s).file);
+fn at(inputs: &Inputs, s: ModSym, span: Span) -> String {
+    location(inputs, s.module, span)
+}
+
+/// `file:line:col` of `span` in module `module`.
+fn location(inputs: &Inputs, module: u32, span: Span) -> String {
+    let f = inputs.sources.file(inputs.modules[module as usize].file);
     let lc = f.line_col(span.lo);
     format!("{}:{}:{}", f.name(), lc.line, lc.col)
 }
@@ -102,11 +107,8 @@ pub(crate) fn needs(out: &mut String, inputs: &Inputs, needs: &Needs, arch: Arch
     let version = needs.min_version(inputs, arch);
     let (ptx, target) = needs.highest();
     let place = |mi: u32, span: Span| {
-        let f = inputs.sources.file(inputs.modules[mi as usize].file);
-        let lc = f.line_col(span.lo);
-        let text = String::from_utf8_lossy(&inputs.src(mi)[span.range()]).into_owned();
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        format!("`{text}` at {}:{}:{}", f.name(), lc.line, lc.col)
+        let what = text(inputs, mi as usize, span);
+        format!("`{what}` at {}", location(inputs, mi, span))
     };
     let _ = writeln!(
         out,

@@ -10,7 +10,7 @@ use rustc_hash::FxHashSet;
 
 use super::table::{table, Lookup, Need};
 use crate::ir::{FuncKind, ItemKind, Module};
-use crate::lex::{lex_bodies_into, Bodies, Token, TokenKind};
+use crate::lex::{is_name_byte, lex_bodies_into, Bodies, Token, TokenKind};
 use crate::source::Span;
 
 /// One distinct thing a module uses that needs more than PTX ISA 1.0 on any target.
@@ -250,18 +250,6 @@ impl<'s> Scan<'s> {
     }
 }
 
-/// Name characters, `[a-zA-Z0-9_$]`, by byte.
-const NAME: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
-        b += 1;
-    }
-    t
-};
-
 /// Whether the `%`-name `name` may be a special register the table names: the
 /// registers producers write end in a digit (`%r12`, `%rd3`), which of the named
 /// special registers only the performance monitors (`%pm4`, `%pm0_64`) and
@@ -274,7 +262,7 @@ fn may_be_special(name: &[u8]) -> bool {
 /// (`.global`, `.L2::128B`, `.2d`), glued or, as ptxas allows, after whitespace (a
 /// modifier after whitespace starts with a letter: `.5` is a number).
 pub(crate) fn word_end(src: &[u8], lo: usize) -> usize {
-    let is_name = |b: u8| NAME[b as usize];
+    let is_name = is_name_byte;
     let mut p = lo;
     while p < src.len() && is_name(src[p]) {
         p += 1;

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
-use crate::options::Arch;
+use crate::options::{suffix_rank, Arch};
 
 /// A PTX ISA version, `(major, minor)`.
 pub(crate) type Version = (u32, u32);
@@ -38,22 +38,15 @@ impl Need {
 /// number an arch-specific (`a`) above a family (`f`) above a plain one.
 pub(crate) fn higher_target(a: Option<Arch>, b: Option<Arch>) -> Option<Arch> {
     match (a, b) {
-        (Some(x), Some(y)) => Some(if (y.sm(), rank(y.suffix())) > (x.sm(), rank(x.suffix())) {
-            y
-        } else {
-            x
-        }),
+        (Some(x), Some(y)) => Some(
+            if (y.sm(), suffix_rank(y.suffix())) > (x.sm(), suffix_rank(x.suffix())) {
+                y
+            } else {
+                x
+            },
+        ),
         (x, None) => x,
         (None, y) => y,
-    }
-}
-
-/// Orders suffixes: none < `f` < `a`.
-fn rank(s: Option<u8>) -> u8 {
-    match s {
-        None => 0,
-        Some(b'f') => 1,
-        Some(_) => 2,
     }
 }
 

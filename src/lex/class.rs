@@ -46,6 +46,12 @@ pub(super) fn is(b: u8, class: u8) -> bool {
     CLASS[b as usize] & class != 0
 }
 
+/// A name character, `[a-zA-Z0-9_$]` (the lexer's `FOLLOW` class).
+#[inline]
+pub(crate) fn is_name_byte(b: u8) -> bool {
+    is(b, FOLLOW)
+}
+
 /// The end of the directive or modifier at `p` (`.u32`, `.param`; a `.` there): a
 /// `.` followed by name characters, the first not a digit. `None` for anything else
 /// (`.5` is a number, a lone `.` punctuation).

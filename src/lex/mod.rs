@@ -42,6 +42,7 @@ mod shape;
 mod tokens;
 
 use class::is;
+pub(crate) use class::is_name_byte;
 /// For the IR's test that its state spaces are the lexer's.
 #[cfg(test)]
 pub(crate) use class::is_state_space;

@@ -3,7 +3,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Header, TexMode};
-use crate::options::{Arch, PtxVersion};
+use crate::options::{suffix_rank, Arch, PtxVersion};
 use crate::source::Span;
 
 use super::inputs::Inputs;
@@ -160,7 +160,7 @@ pub(crate) fn may_lower(inputs: &Inputs, opts: &HeaderOptions) -> bool {
 /// sm_{want}{want_suffix}`: a higher number, or an arch- or family-specific target
 /// that the option does not name.
 fn beyond(sm: u32, suffix: Option<u8>, want: u32, want_suffix: Option<u8>) -> bool {
-    sm > want || suffix.is_some() && (sm != want || rank(want_suffix) < rank(suffix))
+    sm > want || suffix.is_some() && (sm != want || suffix_rank(want_suffix) < suffix_rank(suffix))
 }
 
 /// The merged header for `opts`; `needs`, where the link scanned what its modules
@@ -209,7 +209,7 @@ pub(crate) fn merge(
     let mut from = 0usize;
     for mi in 0..ms.len() {
         if let Some(a) = arch_of(mi) {
-            let better = a.sm > sm || (a.sm == sm && rank(a.suffix) > rank(suffix));
+            let better = a.sm > sm || (a.sm == sm && suffix_rank(a.suffix) > suffix_rank(suffix));
             if better {
                 sm = a.sm;
                 suffix = a.suffix;
@@ -409,13 +409,4 @@ pub(crate) fn merge(
             .any(|(m, &kept)| kept && m.header.target.as_ref().is_some_and(|t| t.debug)),
         address_size: bits(0),
     })
-}
-
-/// Orders target suffixes: none < `f` (family) < `a` (this exact architecture).
-fn rank(s: Option<u8>) -> u8 {
-    match s {
-        None => 0,
-        Some(b'f') => 1,
-        _ => 2,
-    }
 }

@@ -280,7 +280,7 @@ fn unknown_errors(
 }
 
 /// The source text of `span` in module `mi`, whitespace folded.
-fn text(inputs: &Inputs, mi: usize, span: Span) -> String {
+pub(crate) fn text(inputs: &Inputs, mi: usize, span: Span) -> String {
     let raw = String::from_utf8_lossy(&inputs.src(mi as u32)[span.range()]).into_owned();
     raw.split_whitespace().collect::<Vec<_>>().join(" ")
 }

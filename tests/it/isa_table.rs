@@ -12,14 +12,6 @@ use crate::support::*;
 const TABLE: &str = include_str!("../../src/isa/table.tsv");
 const PREAMBLE: &str = include_str!("../../src/isa/preamble.ptx");
 
-/// Every PTX ISA version up to 8.8 (ptxas 12.9), in order.
-const VERSIONS: &[&str] = &[
-    "1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "2.0", "2.1", "2.2", "2.3", "3.0", "3.1", "3.2",
-    "4.0", "4.1", "4.2", "4.3", "5.0", "6.0", "6.1", "6.2", "6.3", "6.4", "6.5", "7.0", "7.1",
-    "7.2", "7.3", "7.4", "7.5", "7.6", "7.7", "7.8", "8.0", "8.1", "8.2", "8.3", "8.4", "8.5",
-    "8.6", "8.7", "8.8",
-];
-
 /// `.address_size 64` needs 2.3: the lowest header ptxas 12.9 takes at all, so below
 /// it nothing can be measured (the table writes 1.0 there).
 const FLOOR_VERSION: &str = "2.3";
@@ -122,7 +114,7 @@ fn rows() -> Vec<Row> {
 }
 
 fn version_index(v: &str) -> usize {
-    VERSIONS
+    PTX_VERSIONS
         .iter()
         .position(|x| *x == v)
         .unwrap_or_else(|| panic!("unknown version {v}"))
@@ -228,7 +220,7 @@ fn each_example_needs_exactly_its_rows_values() {
 fn every_fixture_instruction_form_is_known() {
     let rows = rows();
     let (mut unknown, mut forms) = (BTreeSet::new(), BTreeSet::new());
-    for file in fixture_files() {
+    for file in valid_ptx_under(&root().join("fixtures")) {
         let text = std::fs::read_to_string(&file).unwrap_or_default();
         for word in instruction_words(&text) {
             if !forms.insert(word.clone()) {
@@ -251,20 +243,6 @@ fn every_fixture_instruction_form_is_known() {
         "unknown to src/isa/table.tsv:\n{}",
         Vec::from_iter(unknown).join("\n")
     );
-}
-
-/// Every fixture module but the deliberately broken ones (fixtures/broken, `bad/`,
-/// `*-invalid/`): what real producers and the hand-written fixtures write.
-fn fixture_files() -> Vec<std::path::PathBuf> {
-    ptx_files(&root().join("fixtures"))
-        .into_iter()
-        .filter(|p| {
-            !p.components().any(|c| {
-                let c = c.as_os_str().to_string_lossy();
-                c == "broken" || c == "bad" || c.ends_with("-invalid")
-            })
-        })
-        .collect()
 }
 
 /// The instruction words (`ld.global.u32`) of a module: statements inside function
@@ -395,7 +373,7 @@ fn trials(row: &Row) -> Vec<Trial<'_>> {
     let floor = max_version(target_version(header_target), FLOOR_VERSION);
     let i = version_index(&row.ptx);
     if i > version_index(floor) {
-        let lower = VERSIONS[i - 1];
+        let lower = PTX_VERSIONS[i - 1];
         out.push(trial(
             format!("refused at .version {lower}"),
             lower,
@@ -473,27 +451,12 @@ fn every_row_is_proven_by_ptxas() {
     let rows = rows();
     let all: Vec<Trial> = rows.iter().flat_map(trials).collect();
     let dir = scratch("isa_table");
-    // ~1500 short ptxas runs: a few threads keep both cores busy while others start.
+    // ~1800 short ptxas runs: a few threads keep both cores busy while others start.
     let threads = 4 * std::thread::available_parallelism().map_or(2, usize::from);
-    let chunk = all.len().div_ceil(threads);
-    let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = all
-            .chunks(chunk)
-            .enumerate()
-            .map(|(c, trials)| {
-                let (ptxas, dir) = (&ptxas, &dir);
-                s.spawn(move || {
-                    let runs = trials.iter().enumerate();
-                    runs.filter_map(|(i, t)| run(ptxas, dir, c * chunk + i, t))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
+    let failures: Vec<String> = in_parallel(&all, threads, |n, t| run(&ptxas, &dir, n, t))
+        .into_iter()
+        .flatten()
+        .collect();
     assert!(
         failures.is_empty(),
         "{} of {} ptxas trials failed:\n{}",

@@ -350,24 +350,8 @@ fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
     let ptxas = ptxas();
     let tmp = scratch("link-cases");
     // Two workers: the machine has two cores and each case runs several processes.
-    let results: Vec<(String, Vec<String>)> = std::thread::scope(|s| {
-        let chunks: Vec<&[Case]> = cases.chunks(cases.len().div_ceil(2)).collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                let (ptxas, tmp) = (ptxas.as_deref(), &tmp);
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|c| (c.name.clone(), run(c, ptxas, tmp)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+    let results: Vec<(String, Vec<String>)> = in_parallel(&cases, 2, |_, c| {
+        (c.name.clone(), run(c, ptxas.as_deref(), &tmp))
     });
     let failed: Vec<String> = results
         .iter()

@@ -6,21 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{self, ptxld, root, scratch};
-
-/// The PTX ISA versions, in order (ISA 8.8's release history).
-const VERSIONS: &[&str] = &[
-    "1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "2.0", "2.1", "2.2", "2.3", "3.0", "3.1", "3.2",
-    "4.0", "4.1", "4.2", "4.3", "5.0", "6.0", "6.1", "6.2", "6.3", "6.4", "6.5", "7.0", "7.1",
-    "7.2", "7.3", "7.4", "7.5", "7.6", "7.7", "7.8", "8.0", "8.1", "8.2", "8.3", "8.4", "8.5",
-    "8.6", "8.7", "8.8",
-];
-
-/// The version before `v`, if any.
-fn one_lower(v: &str) -> Option<&'static str> {
-    let i = VERSIONS.iter().position(|&x| x == v)?;
-    i.checked_sub(1).map(|j| VERSIONS[j])
-}
+use crate::support::{self, in_parallel, ptxld, root, scratch, PTX_VERSIONS};
 
 /// What `ptxld check` says a set of inputs needs: (version, target or none), and
 /// the opcodes it does not know.
@@ -66,37 +52,11 @@ fn needs(dir: &Path, args: &[String]) -> (String, Option<String>, Vec<String>) {
     (version, target, unknown)
 }
 
-/// `text` with its `.version` line set to `v`.
-fn with_version(text: &str, v: &str) -> String {
-    let mut out = String::new();
-    let mut done = false;
-    for line in text.lines() {
-        if !done && line.trim_start().starts_with(".version") {
-            out.push_str(&format!(".version {v}"));
-            done = true;
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// `text` with its `.target` architecture set to `t` (options such as `debug` kept).
-fn with_target(text: &str, t: &str) -> String {
-    let old = target_of(text);
-    let mut out = String::new();
-    let mut done = false;
-    for line in text.lines() {
-        if !done && line.trim_start().starts_with(".target") {
-            out.push_str(&line.replacen(&old, t, 1));
-            done = true;
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    out
+/// A header directive whose value lowering changes.
+#[derive(Clone, Copy)]
+enum Header {
+    Version,
+    Target,
 }
 
 /// The targets of the PTX ISA that ptxas 12.9 knows, without suffixes, in order.
@@ -106,45 +66,52 @@ const TARGETS: &[&str] = &[
     "sm_87", "sm_89", "sm_90", "sm_100", "sm_101", "sm_103", "sm_120", "sm_121",
 ];
 
-/// ptxas accepts `text` at `.target t` and refuses it one target lower (a suffixed
-/// target, which only its own architecture has, is checked at itself only).
-fn lowest_target(
-    ptxas: &Path,
-    dir: &Path,
-    name: &str,
-    text: &str,
-    t: &str,
-    separate: bool,
-) -> Result<(), String> {
-    let (ok, log) = ptxas_accepts(ptxas, dir, name, &with_target(text, t), separate);
-    if !ok {
-        return Err(format!(
-            "{name}: ptxas refuses it at the computed .target {t}: {log}"
-        ));
-    }
-    let lower = TARGETS
-        .iter()
-        .position(|&x| x == t)
-        .and_then(|i| i.checked_sub(1));
-    if let Some(lower) = lower.map(|i| TARGETS[i]) {
-        let (ok, _) = ptxas_accepts(ptxas, dir, name, &with_target(text, lower), separate);
-        if ok {
-            return Err(format!(
-                "{name}: ptxas accepts it at .target {lower}, below the computed {t}"
-            ));
+impl Header {
+    fn directive(self) -> &'static str {
+        match self {
+            Header::Version => ".version",
+            Header::Target => ".target",
         }
     }
-    Ok(())
-}
 
-/// The `.target` architecture of `text` (`sm_80`, `sm_90a`).
-fn target_of(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with(".target"))
-        .expect("a .target line");
-    let t = line.trim_start()[".target".len()..].trim();
-    t.split([',', ' ', '\t', '/']).next().unwrap().to_string()
+    /// The value before `v`, if any (a suffixed target has none: only its own
+    /// architecture has it).
+    fn one_lower(self, v: &str) -> Option<&'static str> {
+        let values = match self {
+            Header::Version => PTX_VERSIONS,
+            Header::Target => TARGETS,
+        };
+        let i = values.iter().position(|&x| x == v)?;
+        i.checked_sub(1).map(|j| values[j])
+    }
+
+    /// The value `text` has (`7.0`; `sm_80`, options such as `debug` aside).
+    fn of(self, text: &str) -> String {
+        let d = self.directive();
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(d))
+            .unwrap_or_else(|| panic!("a {d} line"));
+        let v = line.trim_start()[d.len()..].trim();
+        v.split([',', ' ', '\t', '/']).next().unwrap().to_string()
+    }
+
+    /// `text` with this directive's value set to `v`.
+    fn set(self, text: &str, v: &str) -> String {
+        let (d, old) = (self.directive(), self.of(text));
+        let mut out = String::new();
+        let mut done = false;
+        for line in text.lines() {
+            if !done && line.trim_start().starts_with(d) {
+                out.push_str(&line.replacen(&old, v, 1));
+                done = true;
+            } else {
+                out.push_str(line);
+            }
+            out.push('\n');
+        }
+        out
+    }
 }
 
 /// The `-arch` ptxas 12.9 compiles a `.target t` module for: `t`, or sm_50 for
@@ -170,15 +137,11 @@ fn ptxas_accepts(
     let file = dir.join(name);
     std::fs::write(&file, text).unwrap();
     let mut cmd = Command::new(ptxas);
-    cmd.arg(format!("-arch={}", ptxas_arch(&target_of(text))));
+    cmd.arg(format!("-arch={}", ptxas_arch(&Header::Target.of(text))));
     // ptxas compiles separately only from PTX ISA 3.1 on ("'Compile only(-c)'
     // requires PTX ISA .version 3.1 or later"): older modules whole.
-    let old = text
-        .lines()
-        .find_map(|l| l.trim_start().strip_prefix(".version "))
-        .is_some_and(|v| {
-            VERSIONS.iter().position(|&x| x == v.trim()) < VERSIONS.iter().position(|&x| x == "3.1")
-        });
+    let index = |v: &str| PTX_VERSIONS.iter().position(|&x| x == v);
+    let old = index(&Header::Version.of(text)) < index("3.1");
     if separate && !old {
         cmd.arg("-c");
     }
@@ -194,53 +157,39 @@ fn ptxas_accepts(
     )
 }
 
-/// ptxas accepts `text` at version `v` and refuses it one version lower.
+/// ptxas accepts `text` with `header` set to `v` and refuses it one value lower.
 fn lowest_accepted(
     ptxas: &Path,
     dir: &Path,
     name: &str,
     text: &str,
-    v: &str,
+    (header, v): (Header, &str),
     separate: bool,
 ) -> Result<(), String> {
-    let (ok, log) = ptxas_accepts(ptxas, dir, name, &with_version(text, v), separate);
+    let d = header.directive();
+    let (ok, log) = ptxas_accepts(ptxas, dir, name, &header.set(text, v), separate);
     if !ok {
         return Err(format!(
-            "{name}: ptxas refuses it at the computed .version {v}: {log}"
+            "{name}: ptxas refuses it at the computed {d} {v}: {log}"
         ));
     }
-    if let Some(lower) = one_lower(v) {
-        let (ok, _) = ptxas_accepts(ptxas, dir, name, &with_version(text, lower), separate);
+    if let Some(lower) = header.one_lower(v) {
+        let (ok, _) = ptxas_accepts(ptxas, dir, name, &header.set(text, lower), separate);
         if ok {
             return Err(format!(
-                "{name}: ptxas accepts it at .version {lower}, below the computed {v}"
+                "{name}: ptxas accepts it at {d} {lower}, below the computed {v}"
             ));
         }
     }
     Ok(())
 }
 
-/// Runs `check` over `items` on two threads and lists every failure.
-fn in_parallel<T: Sync>(
-    items: &[T],
-    check: impl Fn(&T) -> Result<(), String> + Sync,
-) -> Vec<String> {
-    let half = items.len().div_ceil(2).max(1);
-    std::thread::scope(|s| {
-        let check = &check;
-        let runs: Vec<_> = items
-            .chunks(half)
-            .map(|chunk| {
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .filter_map(|i| check(i).err())
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
-    })
+/// The failures of `check` over `items`, on two threads (each runs ptxld and ptxas).
+fn failures<T: Sync>(items: &[T], check: impl Fn(&T) -> Result<(), String> + Sync) -> Vec<String> {
+    in_parallel(items, 2, |_, item| check(item).err())
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 #[test]
@@ -250,7 +199,7 @@ fn every_fixture_module_needs_the_version_ptxas_says() {
     };
     let tmp = scratch("lowering-modules");
     let modules = support::valid_fixtures();
-    let failures = in_parallel(&modules, |path: &PathBuf| {
+    let failures = failures(&modules, |path: &PathBuf| {
         let name = path
             .strip_prefix(root())
             .unwrap()
@@ -264,9 +213,16 @@ fn every_fixture_module_needs_the_version_ptxas_says() {
             return Err(format!("{name}: {unknown:?}"));
         }
         let text = std::fs::read_to_string(path).unwrap();
-        lowest_accepted(&ptxas, &tmp, &name, &text, &version, true)?;
+        lowest_accepted(
+            &ptxas,
+            &tmp,
+            &name,
+            &text,
+            (Header::Version, &version),
+            true,
+        )?;
         match target {
-            Some(t) => lowest_target(&ptxas, &tmp, &name, &text, &t, true),
+            Some(t) => lowest_accepted(&ptxas, &tmp, &name, &text, (Header::Target, &t), true),
             None => Ok(()),
         }
     });
@@ -314,7 +270,7 @@ fn every_link_case_lowers_to_the_version_ptxas_says() {
     };
     let tmp = scratch("lowering-links");
     let cases = linking_cases();
-    let failures = in_parallel(&cases, |(dir, args): &(PathBuf, Vec<String>)| {
+    let failures = failures(&cases, |(dir, args): &(PathBuf, Vec<String>)| {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let out = tmp.join(format!("{name}.ptx"));
         let r = ptxld()
@@ -329,18 +285,14 @@ fn every_link_case_lowers_to_the_version_ptxas_says() {
             return Err(format!("{name}: {}", String::from_utf8_lossy(&r.stderr)));
         }
         let text = std::fs::read_to_string(&out).unwrap();
-        let version = text
-            .lines()
-            .find_map(|l| l.strip_prefix(".version "))
-            .unwrap()
-            .trim()
-            .to_string();
+        let version = Header::Version.of(&text);
+        let name = format!("{name}.min.ptx");
         lowest_accepted(
             &ptxas,
             &tmp,
-            &format!("{name}.min.ptx"),
+            &name,
             &text,
-            &version,
+            (Header::Version, &version),
             false,
         )
     });

@@ -48,15 +48,55 @@ pub fn ptx_files(dir: &Path) -> Vec<PathBuf> {
 /// The valid real-producer and hand-written fixtures (everything under fixtures/ptx
 /// except the deliberately broken `bad/` and `*-invalid/` files and raw GCC output).
 pub fn valid_fixtures() -> Vec<PathBuf> {
-    ptx_files(&root().join("fixtures/ptx"))
+    valid_ptx_under(&root().join("fixtures/ptx"))
+}
+
+/// The `.ptx` files under `dir` but the deliberately broken ones (in `broken/`,
+/// `bad/` or `*-invalid/`) and raw GCC output (`gcc-raw/`).
+pub fn valid_ptx_under(dir: &Path) -> Vec<PathBuf> {
+    ptx_files(dir)
         .into_iter()
         .filter(|p| {
             !p.components().any(|c| {
                 let c = c.as_os_str().to_string_lossy();
-                c == "bad" || c == "gcc-raw" || c.ends_with("-invalid")
+                c == "broken" || c == "bad" || c == "gcc-raw" || c.ends_with("-invalid")
             })
         })
         .collect()
+}
+
+/// The PTX ISA versions up to 8.8 (ptxas 12.9), in order.
+pub const PTX_VERSIONS: &[&str] = &[
+    "1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "2.0", "2.1", "2.2", "2.3", "3.0", "3.1", "3.2",
+    "4.0", "4.1", "4.2", "4.3", "5.0", "6.0", "6.1", "6.2", "6.3", "6.4", "6.5", "7.0", "7.1",
+    "7.2", "7.3", "7.4", "7.5", "7.6", "7.7", "7.8", "8.0", "8.1", "8.2", "8.3", "8.4", "8.5",
+    "8.6", "8.7", "8.8",
+];
+
+/// `f` of every item, on `threads` threads (consecutive shares), in the items' order.
+/// For tests that run many short tool processes: they keep both cores busy.
+pub fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(usize, &T) -> R + Sync,
+) -> Vec<R> {
+    let share = items.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let f = &f;
+        let runs: Vec<_> = items
+            .chunks(share)
+            .enumerate()
+            .map(|(c, chunk)| {
+                s.spawn(move || {
+                    let indexed = chunk.iter().enumerate();
+                    indexed
+                        .map(|(i, t)| f(c * share + i, t))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
+    })
 }
 
 /// Fixtures of one producer directory (llvm, gcc, nvrtc, nvvm, libdevice, hand).

@@ -13,7 +13,9 @@
 //!   but the end of a term; `[` or `{` followed by `,`, `;`, `)`, `]` or `}`;
 //! - **brackets**: `[` inside an address, `]` outside one, `;` inside one;
 //! - **modifiers**: `.reg` is none (`ld.reg.b32`), and a modifier never starts an
-//!   operand (`, .x`, `[.b32`); no `,` right after the opcode; no `:` but in `::`;
+//!   operand (`, .x`, `[.b32`) nor follows one that is not a name (`0 .aligned`,
+//!   `[%rd1] .x`: only a register takes a detached `.x`, as a component or video
+//!   selector); no `,` right after the opcode; no `:` but in `::`;
 //! - **numbers**: only a number follows `+` (`[%rd1+8]`, not `[%rd1+g]`).
 //!
 //! docs/linking.md ("Statements") has the ptxas experiments.
@@ -46,6 +48,11 @@ pub enum Slip {
     EmptyAfterOpen,
     /// `.reg`, which ptxas does not take as an instruction's modifier.
     RegModifier,
+    /// A modifier after an operand other than a name (`bar.sync 0 .aligned`).
+    ModifierAfterOperand,
+    /// A detached modifier after an opcode word that ptxas reads as a keyword and a
+    /// number (`bar.warp0xffffffff .sync`).
+    ModifierAfterGluedNumber,
     /// `[` inside an address.
     NestedBracket,
     /// `]` with no `[`.
@@ -71,6 +78,13 @@ impl Slip {
             }
             Slip::EmptyBeforeClose => format!("expected an operand before `{at}`"),
             Slip::EmptyAfterOpen => format!("expected an operand, found `{at}`"),
+            Slip::ModifierAfterOperand => format!(
+                "modifier `{at}` after an operand: modifiers go right after the opcode"
+            ),
+            Slip::ModifierAfterGluedNumber => format!(
+                "modifier `{at}` after an operand: ptxas reads digits glued to a keyword of \
+                 its own (`bar.warp0x1` is `bar.warp 0x1`) as the first operand"
+            ),
             Slip::RegModifier => {
                 "`.reg` is a declaration's state space, not an instruction's".to_string()
             }
@@ -130,6 +144,9 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
     // Still in the opcode's word: its modifiers, `::` qualifiers and what is glued
     // to them.
     let mut word = true;
+    // Whether the opcode's word is a keyword of ptxas with digits glued to it
+    // (`bar.warp0xffffffff`), which ptxas reads as the keyword and a number.
+    let mut number_glued = false;
     for k in i + 1..toks.len() {
         let (a, b) = (&toks[k - 1], &toks[k]);
         let colon = punct(b, b':');
@@ -147,12 +164,25 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
         if b.kind == TokenKind::Directive && b.text(src) == b".reg" {
             return Some((k, Slip::RegModifier));
         }
+        // A modifier with whitespace before it (`add.s32 .sat`).
+        let detached = b.kind == TokenKind::Directive && a.hi != b.lo;
         if word {
+            if detached && number_glued {
+                return Some((k, Slip::ModifierAfterGluedNumber));
+            }
             let glued = a.hi == b.lo && b.text(src).iter().all(|&c| is(c, FOLLOW) || c == b'.');
             if b.kind == TokenKind::Directive || colon || punct(a, b':') || glued {
+                number_glued |= k == i + 1 && keyword_then_digit(src, opcode, b);
                 continue;
             }
             word = false;
+        }
+        // Only a name takes a detached modifier (a component or a video selector,
+        // which ptxas then types).
+        let not_a_name = matches!(a.kind, TokenKind::Int | TokenKind::Float)
+            || a.kind == TokenKind::Punct && matches!(first(a), b']' | b'}' | b')');
+        if detached && not_a_name {
+            return Some((k, Slip::ModifierAfterOperand));
         }
         if (punct(a, b'[') || punct(a, b'{')) && empty_after_open(first(b)) {
             return Some((k, Slip::EmptyAfterOpen));
@@ -202,6 +232,66 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
         return call_slip(src, toks, i + 1);
     }
     None
+}
+
+/// The opcode words ptxas 12.9 lexes as one keyword, opcode and first modifier, as
+/// far as the instruction table's modifiers go: `bar.warp7 .aligned;` is "Parsing
+/// error near '.aligned'" (`bar.warp`, `7`, then a modifier after a number), where
+/// `bar.sync7 .aligned;` is "Unknown modifier '.sync7'" (docs/linking.md,
+/// "Statements"). Each modifier here also stands for the longer ones it begins with
+/// digits (`suld.b32` is `suld.b` and `32`).
+const KEYWORD_WORDS: &[(&[u8], &[&[u8]])] = &[
+    (b"bar", &[b".arrive", b".cta", b".red", b".warp"]),
+    (b"barrier", &[b".arrive", b".cluster", b".red"]),
+    (b"brx", &[b".idx"]),
+    (b"cp", &[b".1d", b".2d", b".3d", b".async"]),
+    (b"createpolicy", &[b".fractional", b".range"]),
+    (b"cvta", &[b".to"]),
+    (b"div", &[b".full"]),
+    (b"dp2a", &[b".hi", b".lo"]),
+    (b"fence", &[b".proxy"]),
+    (b"mad", &[b".hi", b".lo", b".wide"]),
+    (b"madc", &[b".hi", b".lo"]),
+    (
+        b"mbarrier",
+        &[
+            b".arrive",
+            b".arrive_drop",
+            b".complete_tx",
+            b".expect_tx",
+            b".init",
+            b".inval",
+            b".pending_count",
+            b".test_wait",
+            b".try_wait",
+        ],
+    ),
+    (b"membar", &[b".proxy"]),
+    (b"mul", &[b".hi", b".lo", b".wide"]),
+    (b"mul24", &[b".lo"]),
+    (b"pmevent", &[b".mask"]),
+    (b"setmaxnreg", &[b".dec", b".inc"]),
+    (b"shf", &[b".l", b".r"]),
+    (b"suld", &[b".1d", b".2d", b".b"]),
+    (b"sust", &[b".1d", b".2d", b".b"]),
+    (b"tex", &[b".1d", b".2d", b".3d", b".grad", b".level"]),
+    (b"tld4", &[b".2d"]),
+    (
+        b"wgmma",
+        &[b".commit_group", b".fence", b".mma_async", b".wait_group"],
+    ),
+    (b"wmma", &[b".mma"]),
+];
+
+/// Whether `modifier`, glued to `opcode`, is one of ptxas's keyword words
+/// ([`KEYWORD_WORDS`]) with a digit right after it.
+fn keyword_then_digit(src: &[u8], opcode: &Token, modifier: &Token) -> bool {
+    let text = modifier.text(src);
+    KEYWORD_WORDS
+        .iter()
+        .filter(|(op, _)| *op == opcode.text(src))
+        .flat_map(|(_, words)| words.iter())
+        .any(|w| text.starts_with(w) && text.get(w.len()).is_some_and(u8::is_ascii_digit))
 }
 
 /// The shape of a call from token `i` (after `call`): `[.mods] [(rets),] callee
@@ -315,6 +405,12 @@ mod tests {
             "ld.u32 %r1, [ %rd1 + 4 ];",
             "shfl.sync.idx.b32 %r1|%p1, %r2, 0, 31, -1;",
             "selp.b32 %r1, 1, 0, !%p1;",
+            "add.s32 .sat %r1, %r2, 1;",
+            "bar.warp .sync 0xffffffff;",
+            "mbarrier.arrive_drop.shared.b64 %rd1, [%rd2];",
+            "suld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [s, {%r5}];",
+            "vadd.s32.u32.s32 %r1, %r2 .b0, %r3 .h1;",
+            "mov.u32 %r1, %tid .x;",
         ] {
             assert_eq!(slip(stmt), None, "{stmt}");
         }
@@ -360,6 +456,13 @@ mod tests {
             ("bra $L2:;", ":", StrayColon),
             ("mov.u32 %r1, .x;", ".x", EmptyAfterOpen),
             ("st.param[ .b32p+0], %r2;", ".b32p", EmptyAfterOpen),
+            ("bar.sync 0 .aligned;", ".aligned", ModifierAfterOperand),
+            ("add.s32 %r1, %r2, 1 .sat;", ".sat", ModifierAfterOperand),
+            ("st.u32 [%rd1] .x, %r1;", ".x", ModifierAfterOperand),
+            ("mov.f32 %f1, 1.5 .x;", ".x", ModifierAfterOperand),
+            ("mov.b64 %rd1, {%r1, %r2} .x;", ".x", ModifierAfterOperand),
+            ("bar.warp0xffffffff .sync;", ".sync", ModifierAfterGluedNumber),
+            ("mul.wide7 .s32 %rd1, %r1, %r2;", ".s32", ModifierAfterGluedNumber),
         ] {
             assert_eq!(slip(stmt), Some((at.to_string(), want)), "{stmt}");
         }

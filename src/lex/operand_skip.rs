@@ -13,8 +13,8 @@
 //! without adding events where it holds: a term start whose previous significant
 //! byte ends a term (a juxtaposition: counted, see [`Passed`]), and (in
 //! [`Events::breaks_grammar`]) a `,` or modifier after a `,`, an empty place after `[`
-//! or `{` or before `]`, `}` or `;`, a name after `+`, `.reg`, and brackets that do
-//! not alternate. The previous significant byte of every position is found at once by
+//! or `{` or before `]`, `}` or `;`, a name after `+`, `.reg`, a modifier after
+//! whitespace that follows a term, and brackets that do not alternate. The previous significant byte of every position is found at once by
 //! an addition whose carries run through the whitespace (bit tricks as in simdjson):
 //! `(space + (A << 1)) & !space` sets the first non-space bit after each bit of A;
 //! whether a position is inside an address is the parity of the brackets before it, a
@@ -615,7 +615,16 @@ impl Classes<u64> {
         let square = (open | close) & self.plain;
         let inside = parity(square ^ carries.inside);
         let brackets = (square & (open ^ inside)) | (semi & inside);
-        let gram = after_list | before_close | after_plus | brackets | reg(src, pos, self, g);
+        // A modifier after whitespace that follows a term (`0 .aligned`, but also
+        // `add.s32 .sat`): rare, and only the tokens tell an operand from the
+        // opcode's word.
+        let detached = after_term & modifier & (space << 1);
+        let gram = after_list
+            | before_close
+            | after_plus
+            | brackets
+            | detached
+            | reg(src, pos, self, g);
         // A carry ran through whitespace bit WINDOW, the byte before the next
         // window's first: it goes on into that window.
         let carry_out = |sum: u64| (!sum & space) >> WINDOW & 1;
@@ -868,7 +877,9 @@ mod tests {
         let reg = b == b'.'
             && src.get(i + 1..i + 4) == Some(&b"reg"[..])
             && src.get(i + 4).is_none_or(|&n| !is_name(n));
+        let detached = modifier && term && is_space(src[i - 1]);
         let gram = plus && (is_name(b) && !b.is_ascii_digit() || b == b'%')
+            || detached
             || comma && (b == b',' || modifier)
             || open && (matches!(b, b',' | b';' | b']' | b'}') || modifier)
             || reg

@@ -78,9 +78,9 @@ impl Slip {
             }
             Slip::EmptyBeforeClose => format!("expected an operand before `{at}`"),
             Slip::EmptyAfterOpen => format!("expected an operand, found `{at}`"),
-            Slip::ModifierAfterOperand => format!(
-                "modifier `{at}` after an operand: modifiers go right after the opcode"
-            ),
+            Slip::ModifierAfterOperand => {
+                format!("modifier `{at}` after an operand: modifiers go right after the opcode")
+            }
             Slip::ModifierAfterGluedNumber => format!(
                 "modifier `{at}` after an operand: ptxas reads digits glued to a keyword of \
                  its own (`bar.warp0x1` is `bar.warp 0x1`) as the first operand"
@@ -461,8 +461,16 @@ mod tests {
             ("st.u32 [%rd1] .x, %r1;", ".x", ModifierAfterOperand),
             ("mov.f32 %f1, 1.5 .x;", ".x", ModifierAfterOperand),
             ("mov.b64 %rd1, {%r1, %r2} .x;", ".x", ModifierAfterOperand),
-            ("bar.warp0xffffffff .sync;", ".sync", ModifierAfterGluedNumber),
-            ("mul.wide7 .s32 %rd1, %r1, %r2;", ".s32", ModifierAfterGluedNumber),
+            (
+                "bar.warp0xffffffff .sync;",
+                ".sync",
+                ModifierAfterGluedNumber,
+            ),
+            (
+                "mul.wide7 .s32 %rd1, %r1, %r2;",
+                ".s32",
+                ModifierAfterGluedNumber,
+            ),
         ] {
             assert_eq!(slip(stmt), Some((at.to_string(), want)), "{stmt}");
         }

@@ -619,12 +619,8 @@ impl Classes<u64> {
         // `add.s32 .sat`): rare, and only the tokens tell an operand from the
         // opcode's word.
         let detached = after_term & modifier & (space << 1);
-        let gram = after_list
-            | before_close
-            | after_plus
-            | brackets
-            | detached
-            | reg(src, pos, self, g);
+        let gram =
+            after_list | before_close | after_plus | brackets | detached | reg(src, pos, self, g);
         // A carry ran through whitespace bit WINDOW, the byte before the next
         // window's first: it goes on into that window.
         let carry_out = |sum: u64| (!sum & space) >> WINDOW & 1;

@@ -16,8 +16,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use super::{
-    resolve, CheckReport, Code, Diagnostic, Diagnostics, Entry, Location, Report, Resolved,
-    Severity,
+    resolve, CheckReport, Diagnostic, Diagnostics, Entry, Location, Report, Resolved, Severity,
 };
 use crate::source::SourceMap;
 
@@ -164,7 +163,7 @@ impl std::fmt::Display for Location {
 
 impl CheckReport {
     /// The human-readable report: each finding with the locations involved
-    /// (`>>> file:line:col`), then the counts. When nothing was linked (the inputs
+    /// (`>>> defined at file:line:col`), then the counts. When nothing was linked (the inputs
     /// could not be read or parsed), the diagnostics appear as a link prints them.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
@@ -174,15 +173,10 @@ impl CheckReport {
                 if let Some(l) = &d.location {
                     let _ = writeln!(s, ">>> {l}");
                 }
+                // Each note as a link prints it (`>>> defined at a.ptx:2:12`).
                 for n in &d.notes {
                     let Some(l) = &n.location else { continue };
-                    // What sets each minimum of the link's needs is said in the
-                    // notes; the other findings' notes only point.
-                    if d.code == Code::Needs {
-                        let _ = writeln!(s, ">>> {l}: {}", n.message);
-                    } else {
-                        let _ = writeln!(s, ">>> {l}");
-                    }
+                    let _ = writeln!(s, ">>> {} {l}", n.message);
                 }
             }
         } else {

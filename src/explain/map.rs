@@ -4,16 +4,17 @@
 
 use std::fmt::Write as _;
 
+use crate::diag::Location;
 use crate::ir::{ItemKind, Linkage, RefKind, SymbolKind};
 use crate::link::gc::Live;
 use crate::link::inputs::Inputs;
 use crate::link::inputs::ModSym;
 use crate::link::names::Names;
-use crate::link::needs::{cuda_release, show, text, Needs};
+use crate::link::needs::Needs;
 use crate::link::report::display_name;
 use crate::link::resolve::{OutSym, Resolution};
 use crate::options::Arch;
-use crate::source::Span;
+use crate::source::{FileId, Span};
 
 fn at(inputs: &Inputs, s: ModSym, span: Span) -> String {
     location(inputs, s.module, span)
@@ -21,7 +22,11 @@ fn at(inputs: &Inputs, s: ModSym, span: Span) -> String {
 
 /// `file:line:col` of `span` in module `module`.
 fn location(inputs: &Inputs, module: u32, span: Span) -> String {
-    let f = inputs.sources.file(inputs.modules[module as usize].file);
+    file_location(inputs, inputs.modules[module as usize].file, span)
+}
+
+fn file_location(inputs: &Inputs, file: FileId, span: Span) -> String {
+    let f = inputs.sources.file(file);
     let lc = f.line_col(span.lo);
     format!("{}:{}:{}", f.name(), lc.line, lc.col)
 }
@@ -104,35 +109,19 @@ pub(crate) fn map(inputs: &Inputs, res: &Resolution, names: &Names, live: Option
 
 /// What the link needs for `.target arch`, and the uses that set it.
 pub(crate) fn needs(out: &mut String, inputs: &Inputs, needs: &Needs, arch: Arch) {
-    let version = needs.min_version(inputs, arch);
-    let (ptx, target) = needs.highest();
-    let place = |mi: u32, span: Span| {
-        let what = text(inputs, mi as usize, span);
-        format!("`{what}` at {}", location(inputs, mi, span))
-    };
-    let _ = writeln!(
-        out,
-        "# needs: PTX ISA {} for .target {arch} ({}); its code needs PTX ISA {}",
-        show(version),
-        cuda_release(version),
-        show(needs.code_version(inputs))
-    );
-    if let Some((n, (mi, span))) = ptx {
-        let _ = writeln!(out, "    PTX ISA {} for {}", show(n.ptx), place(mi, span));
-    }
-    if let Some((n, (mi, span))) = target {
-        if let Some(t) = n.target {
-            let _ = writeln!(out, "    .target {t} for {}", place(mi, span));
-        }
-    }
-    for (mi, m) in needs.modules.iter().enumerate() {
-        for &span in &m.unknown {
-            let _ = writeln!(
+    // The same words as `ptxld check`'s note, one line each.
+    let summary = needs.summary(inputs, arch);
+    let _ = writeln!(out, "# {}", summary.message);
+    for note in &summary.notes {
+        let _ = match note.location.as_ref().and_then(Location::source) {
+            Some((file, span)) => writeln!(
                 out,
-                "    not in the instruction table (its module keeps its .version): {}",
-                place(mi as u32, span)
-            );
-        }
+                "    {} {}",
+                note.message,
+                file_location(inputs, file, span)
+            ),
+            None => writeln!(out, "    {}", note.message),
+        };
     }
 }
 

@@ -6,4 +6,4 @@ mod scan;
 mod table;
 
 pub(crate) use scan::{module_uses, ModuleUses};
-pub(crate) use table::{higher_target, target_satisfies, Need, Version};
+pub(crate) use table::{higher_target, table, target_satisfies, Need, Version};

@@ -171,6 +171,12 @@ impl Table {
         Some(rows.iter().fold(Need::NONE, |n, r| n.max(r.need)))
     }
 
+    /// Whether `name` is a special register (`%laneid`, `%envreg3`): the table has a
+    /// row for each, those every target has at the floor.
+    pub fn special_register(&self, name: &[u8]) -> bool {
+        name.first() == Some(&b'%') && self.rows.contains_key(name)
+    }
+
     /// The first column of every row (opcodes and names), each once.
     #[cfg(test)]
     pub fn names(&self) -> impl Iterator<Item = &[u8]> {

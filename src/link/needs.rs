@@ -211,7 +211,7 @@ impl Needs {
                 file,
                 span,
                 format!(
-                    "PTX ISA {} because of `{}`",
+                    "PTX ISA {} because of `{}` at",
                     show(n.ptx),
                     text(inputs, mi as usize, span)
                 ),
@@ -224,7 +224,7 @@ impl Needs {
                 file,
                 span,
                 format!(
-                    ".target {t} because of `{}`",
+                    ".target {t} because of `{}` at",
                     text(inputs, mi as usize, span)
                 ),
             );
@@ -236,8 +236,8 @@ impl Needs {
                     file,
                     span,
                     format!(
-                        "`{}` is not in ptxld's instruction table: this module keeps its own \
-                         .version",
+                        "`{}` is not in ptxld's instruction table (its module keeps its own \
+                         .version) at",
                         text(inputs, mi, span)
                     ),
                 );
@@ -280,19 +280,19 @@ fn unknown_errors(
 }
 
 /// The source text of `span` in module `mi`, whitespace folded.
-pub(crate) fn text(inputs: &Inputs, mi: usize, span: Span) -> String {
+fn text(inputs: &Inputs, mi: usize, span: Span) -> String {
     let raw = String::from_utf8_lossy(&inputs.src(mi as u32)[span.range()]).into_owned();
     raw.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `X.Y`.
-pub(crate) fn show(v: Version) -> String {
+fn show(v: Version) -> String {
     format!("{}.{}", v.0, v.1)
 }
 
 /// The first CUDA release whose driver loads PTX ISA `v` (the PTX ISA's release
 /// history: 7.0 came with CUDA 11.0, 8.6 with 12.7, 8.8 with 12.9).
-pub(crate) fn cuda_release(v: Version) -> String {
+fn cuda_release(v: Version) -> String {
     const RELEASES: &[(Version, &str)] = &[
         ((1, 0), "1.0"),
         ((1, 1), "1.1"),

@@ -16,7 +16,7 @@ use super::cursor::Cursor;
 use super::decl::{check_variable, declarator, plain_declaration, type_spec};
 use super::items::{loc_args, pragma};
 use super::names::Names;
-use super::scope::{is_special_register, Local, Scope};
+use super::scope::{Local, Scope};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{
     CallOperand, CallSite, FuncDecl, ItemId, LocalParam, Locs, Param, RefKind, Reference,
@@ -527,7 +527,7 @@ impl<'s> Walker<'s, '_, '_> {
         if !name.starts_with(b"%") {
             return false;
         }
-        if is_special_register(name) {
+        if crate::isa::table().special_register(name) {
             return true;
         }
         // A block is known by the position of its `{` (the body's own at token 0).

@@ -18,59 +18,6 @@ use crate::ir::{LocalParam, StateSpace};
 use crate::lex::declares;
 use crate::source::Span;
 
-/// The special registers' names (PTX ISA, "Special Registers"), which every body
-/// may name without declaring them; `%pm<N>`, `%pm<N>_64` and `%envreg<N>` by
-/// stem.
-pub(super) fn is_special_register(name: &[u8]) -> bool {
-    const NAMES: &[&[u8]] = &[
-        b"%tid",
-        b"%ntid",
-        b"%laneid",
-        b"%warpid",
-        b"%nwarpid",
-        b"%ctaid",
-        b"%nctaid",
-        b"%smid",
-        b"%nsmid",
-        b"%gridid",
-        b"%is_explicit_cluster",
-        b"%clusterid",
-        b"%nclusterid",
-        b"%cluster_ctaid",
-        b"%cluster_nctaid",
-        b"%cluster_ctarank",
-        b"%cluster_nctarank",
-        b"%lanemask_eq",
-        b"%lanemask_le",
-        b"%lanemask_lt",
-        b"%lanemask_ge",
-        b"%lanemask_gt",
-        b"%clock",
-        b"%clock_hi",
-        b"%clock64",
-        b"%globaltimer",
-        b"%globaltimer_lo",
-        b"%globaltimer_hi",
-        b"%total_smem_size",
-        b"%aggr_smem_size",
-        b"%dynamic_smem_size",
-        b"%reserved_smem_offset_begin",
-        b"%reserved_smem_offset_end",
-        b"%reserved_smem_offset_cap",
-        b"%current_graph_exec",
-    ];
-    let numbered = |stem: &[u8]| {
-        name.strip_prefix(stem).is_some_and(|rest| {
-            let digits = rest.strip_suffix(b"_64").unwrap_or(rest);
-            !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
-        })
-    };
-    NAMES.contains(&name)
-        || numbered(b"%pm")
-        || numbered(b"%envreg")
-        || numbered(b"%reserved_smem_offset_")
-}
-
 /// What a name in scope is.
 #[derive(Clone, Debug)]
 pub(super) enum Local {

@@ -17,11 +17,11 @@ fn check_reports_where_nvjitlink_decides_differently() {
     assert_eq!(
         stdout(&o),
         "note: nvJitLink: keeps the weak wf from the highest .target (sm_80), ptxld the first \
-         in link order (sm_70)\n>>> 2-sm80.ptx:9:30\n>>> 1-sm70.ptx:9:30\n\
+         in link order (sm_70)\n>>> nvJitLink keeps 2-sm80.ptx:9:30\n>>> ptxld keeps 1-sm70.ptx:9:30\n\
          note: needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code \
          needs PTX ISA 3.1 and .target sm_20 or higher\n\
-         >>> 1-sm70.ptx:7:1: PTX ISA 3.1 because of `.weak`\n\
-         >>> 1-sm70.ptx:13:2: .target sm_20 because of `st.param.b32`\n\
+         >>> PTX ISA 3.1 because of `.weak` at 1-sm70.ptx:7:1\n\
+         >>> .target sm_20 because of `st.param.b32` at 1-sm70.ptx:13:2\n\
          0 error(s), 0 warning(s), 2 note(s)\n"
     );
     let o = ptxld()
@@ -31,11 +31,11 @@ fn check_reports_where_nvjitlink_decides_differently() {
     assert_eq!(
         stdout(&o),
         "note: nvJitLink: prints \"Prototype doesn't match\" for lerp1 (.fN against .bN of the \
-         same size); ptxld links it by PTX type compatibility\n>>> 2-gcc-f32.ptx:6:41\n\
-         >>> 1-llvm-b32.ptx:6:32\n\
+         same size); ptxld links it by PTX type compatibility\n>>> defined at 2-gcc-f32.ptx:6:41\n\
+         >>> declared at 1-llvm-b32.ptx:6:32\n\
          note: needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code \
          needs PTX ISA 2.3 and .target sm_20 or higher\n\
-         >>> 1-llvm-b32.ptx:17:3: .target sm_20 because of `st.param.b32`\n\
+         >>> .target sm_20 because of `st.param.b32` at 1-llvm-b32.ptx:17:3\n\
          0 error(s), 0 warning(s), 2 note(s)\n"
     );
     let o = ptxld()
@@ -45,13 +45,13 @@ fn check_reports_where_nvjitlink_decides_differently() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stdout(&o),
-        "error: undefined symbol: ext_f\n>>> 1-unreached.ptx:16:14\n\
+        "error: undefined symbol: ext_f\n>>> referenced by 1-unreached.ptx:16:14\n\
          note: nvJitLink: accepts this (undefined symbol: ext_f) because no kernel reaches the \
          callers; ptxld reports it (link with --gc-sections to drop them)\n\
-         >>> 1-unreached.ptx:6:32\n\
+         >>> declared at 1-unreached.ptx:6:32\n\
          note: needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code \
          needs PTX ISA 2.3 and .target sm_20 or higher\n\
-         >>> 1-unreached.ptx:15:3: .target sm_20 because of `st.param.b32`\n\
+         >>> .target sm_20 because of `st.param.b32` at 1-unreached.ptx:15:3\n\
          1 error(s), 0 warning(s), 2 note(s)\n"
     );
     let o = ptxld()
@@ -84,7 +84,7 @@ fn check_reports_where_nvjitlink_decides_differently() {
                             its code needs PTX ISA 5.0 and any .target",
                 "location": null,
                 "notes": [
-                    {"message": "PTX ISA 5.0 because of `.common`",
+                    {"message": "PTX ISA 5.0 because of `.common` at",
                      "location": {"file": "1-align4.ptx", "line": 6, "column": 1}},
                 ],
                 "help": null,

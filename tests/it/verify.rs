@@ -180,7 +180,7 @@ fn a_link_ptxas_accepts_writes_what_it_writes_without_verify() {
         stdout(&o),
         "note: needs: PTX ISA 6.0 for .target sm_70 (a CUDA 9.0 driver or newer); its code needs \
          PTX ISA 2.3 and .target sm_20 or higher\n\
-         >>> a.ptx:21:2: .target sm_20 because of `st.param.b32`\n\
+         >>> .target sm_20 because of `st.param.b32` at a.ptx:21:2\n\
          0 error(s), 0 warning(s), 1 note(s)\n"
     );
 }
@@ -232,7 +232,7 @@ fn check_verify_reports_ptxas_errors_in_text_and_json() {
         "error: ptxas: Arguments mismatch for instruction 'add'\n>>> b.ptx:16:2\n\
          note: needs: PTX ISA 7.0 for .target sm_80 (a CUDA 11.0 driver or newer); its code needs \
          PTX ISA 2.3 and .target sm_20 or higher\n\
-         >>> a.ptx:21:2: .target sm_20 because of `st.param.b32`\n\
+         >>> .target sm_20 because of `st.param.b32` at a.ptx:21:2\n\
          1 error(s), 0 warning(s), 1 note(s)\n"
     );
     let o = with_ptxas(&d, &ptxas)
@@ -266,7 +266,7 @@ fn check_verify_reports_ptxas_errors_in_text_and_json() {
                             its code needs PTX ISA 2.3 and .target sm_20 or higher",
                 "location": null,
                 "notes": [{
-                    "message": ".target sm_20 because of `st.param.b32`",
+                    "message": ".target sm_20 because of `st.param.b32` at",
                     "location": {"file": "a.ptx", "line": 21, "column": 2},
                 }],
                 "help": null,

@@ -21,7 +21,7 @@ test: tools
     cargo build --manifest-path fuzz/Cargo.toml --quiet
     @echo "fuzz target builds"
 
-# Run linked multi-producer programs on a GPU (CUDA driver: PTX JIT, ptxld's fatbin, nvJitLink's cubin); skips loudly without one. ARGS: --dry-run, program names.
+# Run linked multi-producer programs on a GPU (CUDA driver: PTX JIT, ptxld's PTX and SASS fatbins, nvJitLink's cubin); skips loudly without one. ARGS: --dry-run, program names.
 test-gpu *ARGS: tools
     cargo build --quiet
     python3 scripts/gpu_test.py {{ARGS}}

@@ -6,8 +6,9 @@
 For each program (real producers' PTX: clang, GCC, NVRTC, libNVVM, libdevice; see PROGRAMS and
 fixtures/gpu/README.md):
 
- 1. ptxld links the inputs into out.ptx (for the driver's PTX JIT) and, with --arch sm_XX for the
-    device, into out.fatbin;
+ 1. ptxld links the inputs into out.ptx (for the driver's PTX JIT), with --arch sm_XX for the
+    device into out.fatbin (PTX), and with --gpu-code sm_XX into a fatbin holding only ptxas's
+    machine code (the driver must load its cubin entry: no PTX to fall back on);
  2. nvJitLink 12.9 links the same inputs into a cubin for sm_XX (the reference);
  3. each of the three is loaded with cuModuleLoadDataEx, the program's kernels run on fixed
     inputs (random.Random(seed)), and every output buffer (and the listed globals, read with
@@ -296,15 +297,21 @@ def run_tool(argv, cwd):
 
 
 def link_ptxld(prog, work, arch):
-    """out.ptx (default target) and out.fatbin (--arch ARCH): returns (ptx path, fatbin path)."""
+    """out.ptx (default target), out.fatbin (--arch ARCH) and, where ptxas is there, a fatbin of
+    ptxas's machine code only (--gpu-code ARCH): returns (ptx, fatbin, sass fatbin or None)."""
     ptx = os.path.join(work, prog.name + ".ptx")
     fatbin = os.path.join(work, prog.name + ".fatbin")
-    for argv in ([PTXLD, "-o", ptx] + prog.inputs,
-                 [PTXLD, "--arch", arch, "-o", fatbin] + prog.inputs):
+    sass = os.path.join(work, prog.name + ".sass.fatbin") if os.access(PTXAS, os.X_OK) else None
+    links = [[PTXLD, "-o", ptx] + prog.inputs,
+             [PTXLD, "--arch", arch, "-o", fatbin] + prog.inputs]
+    if sass:
+        links.append([PTXLD, "--gpu-code", arch, "-o", sass] + prog.inputs)
+    os.environ["PTXAS"] = PTXAS
+    for argv in links:
         rc, out = run_tool(argv, prog.dir)
         if rc != 0:
             raise LinkError("ptxld %s: exit %d: %s" % (" ".join(argv[1:-len(prog.inputs)]), rc, out[:2000]))
-    return ptx, fatbin
+    return ptx, fatbin, sass
 
 
 class LinkError(Exception):
@@ -362,7 +369,12 @@ def dry_run(programs, arch, work, report):
             report.line("SKIP", prog.name, "dry-run", "needs sm_%d, --arch is %s" % (prog.min_arch(), arch))
             continue
         try:
-            ptx, fatbin = link_ptxld(prog, work, arch)
+            ptx, fatbin, sass = link_ptxld(prog, work, arch)
+            if sass and have_cuobjdump:
+                rc, out = run_tool([CUOBJDUMP, "-lelf", sass], work)
+                want = "ELF file    1: %s.sass.sm_%s.cubin" % (prog.name, arch[3:])
+                if rc != 0 or out.strip() != want:
+                    problems.append("cuobjdump -lelf of the --gpu-code fatbin: exit %d: %s (want %s)" % (rc, out[:500], want))
             if have_ptxas:
                 rc, out = run_tool([PTXAS, "-arch=" + arch, ptx, "-o", os.devnull], work)
                 if rc != 0:
@@ -412,7 +424,7 @@ def dry_run(programs, arch, work, report):
             for p in problems:
                 report.line("FAIL", prog.name, "dry-run", p)
         else:
-            report.line("ok", prog.name, "dry-run", "%s: ptxld PTX + fatbin, nvJitLink cubin, ptxas (%s)" % (arch, prog.what))
+            report.line("ok", prog.name, "dry-run", "%s: ptxld PTX + fatbin + SASS fatbin, nvJitLink cubin, ptxas (%s)" % (arch, prog.what))
     return bad
 
 
@@ -597,8 +609,10 @@ def gpu_run(cu, arch, programs, work, report):
         inputs = {b.name: b.data for b in prog.bufs if b.data is not None}
         images = []
         try:
-            ptx, fatbin = link_ptxld(prog, work, arch)
+            ptx, fatbin, sass = link_ptxld(prog, work, arch)
             images += [("ptx", open(ptx, "rb").read()), ("fatbin", open(fatbin, "rb").read())]
+            if sass:
+                images.append(("sass-fatbin", open(sass, "rb").read()))
         except LinkError as e:
             report.line("FAIL", prog.name, "ptxld", str(e))
         try:

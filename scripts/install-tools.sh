@@ -3,7 +3,8 @@
 #   * Debian packages: clang-14 llvm-14 gcc-12 gcc-12-offload-nvptx nvptx-tools python3-pip
 #     (apt is skipped entirely when every binary is already present; `apt-get update` runs
 #     only when something has to be installed);
-#   * NVIDIA wheels (ptxas, libNVVM, libdevice, NVRTC, nvJitLink, libnvfatbin, cuobjdump)
+#   * NVIDIA wheels (ptxas, libNVVM, libdevice, NVRTC, nvJitLink, libnvfatbin, cuobjdump,
+#     and nvdisasm, which `cuobjdump -sass` runs)
 #     into .tools/nv with ONE `pip install --target` call (skipped when all files are present);
 #   * `.tools/` in .gitignore.
 # Works non-interactively (CI=true, no stdin). Run from anywhere; needs root or sudo for apt.
@@ -20,14 +21,15 @@ NEEDED_BINS=(clang-14 llc-14 opt-14 gcc-12 x86_64-linux-gnu-accel-nvptx-none-gcc
 NV_DIR=.tools/nv
 NV_WHEELS=(nvidia-cuda-nvcc-cu12==12.9.86 nvidia-nvjitlink-cu12==12.9.86
            nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-nvfatbin-cu12==12.9.82
-           nvidia-cuda-cuobjdump==13.5.37)
+           nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37)
 NV_FILES=(nvidia/cuda_nvcc/bin/ptxas
           nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so
           nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc
           nvidia/cuda_nvrtc/lib/libnvrtc.so.12
           nvidia/nvjitlink/lib/libnvJitLink.so.12
           nvidia/nvfatbin/lib/libnvfatbin.so.12
-          nvidia/cu13/bin/cuobjdump)
+          nvidia/cu13/bin/cuobjdump
+          nvidia/cu13/bin/nvdisasm)
 
 log() { printf 'install-tools: %s\n' "$*" >&2; }
 
@@ -74,7 +76,8 @@ else
     [ -e "$NV_DIR/$f" ] || { log "error: $NV_DIR/$f still missing after pip install"; exit 1; }
   done
 fi
-chmod +x "$NV_DIR/nvidia/cuda_nvcc/bin/ptxas" "$NV_DIR/nvidia/cu13/bin/cuobjdump"
+chmod +x "$NV_DIR/nvidia/cuda_nvcc/bin/ptxas" "$NV_DIR/nvidia/cu13/bin/cuobjdump" \
+  "$NV_DIR/nvidia/cu13/bin/nvdisasm"
 
 # ---- 3. .gitignore --------------------------------------------------------------------
 touch .gitignore

@@ -20,7 +20,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::driver::{self, Failure, InputSpec, Job};
-use crate::options::{Arch, OutputKind, ParseError, PtxVersion};
+use crate::options::{Arch, GpuCode, OutputKind, ParseError, PtxVersion};
 
 /// A link configured from a build script.
 #[derive(Clone, Debug)]
@@ -35,6 +35,8 @@ pub struct Build {
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
     verify: bool,
+    gpu_code: Vec<String>,
+    ptxas_options: Vec<String>,
 }
 
 impl Default for Build {
@@ -48,7 +50,8 @@ impl Default for Build {
 pub enum Error {
     /// Neither [`Build::out_dir`] nor the `OUT_DIR` variable gives an output directory.
     NoOutDir,
-    /// An architecture given to [`Build::arch`] or in `PTXLD_ARCH` is not one.
+    /// An architecture given to [`Build::arch`] or in `PTXLD_ARCH`, or a code given to
+    /// [`Build::gpu_code`], is not one.
     Arch(ParseError),
     /// The link failed; the diagnostics as ptxld prints them.
     Link(Failure),
@@ -83,6 +86,8 @@ impl Build {
             out_dir: None,
             cargo_metadata: true,
             verify: false,
+            gpu_code: Vec::new(),
+            ptxas_options: Vec::new(),
         }
     }
 
@@ -131,7 +136,24 @@ impl Build {
         self
     }
 
-    /// Chooses PTX (default), a fatbin, or an ELF object.
+    /// Adds a fatbin entry (`--gpu-code`): `sm_90` for ptxas's machine code for that
+    /// target, `compute_90` for the PTX (which the driver compiles on newer GPUs). The
+    /// codes name the targets, instead of [`Build::arch`]; with
+    /// [`OutputKind::Fatbin`] or [`OutputKind::Obj`]. ptxas is found as for
+    /// [`Build::verify`].
+    pub fn gpu_code(&mut self, code: &str) -> &mut Build {
+        self.gpu_code.push(code.to_string());
+        self
+    }
+
+    /// Gives ptxas an option (`-O3`, `-lineinfo`) wherever the build runs it.
+    pub fn ptxas_option(&mut self, option: &str) -> &mut Build {
+        self.ptxas_options.push(option.to_string());
+        self
+    }
+
+    /// Chooses PTX (default), a fatbin, an ELF object, or a cubin (ptxas's machine
+    /// code for the one target).
     pub fn emit(&mut self, emit: OutputKind) -> &mut Build {
         self.emit = emit;
         self
@@ -179,7 +201,7 @@ impl Build {
         std::env::var(name).ok()
     }
 
-    /// Links into `OUT_DIR/NAME.ptx` (`.fatbin`, `.o` for the other kinds) and returns
+    /// Links into `OUT_DIR/NAME.ptx` (`.fatbin`, `.o`, `.cubin` for the other kinds) and returns
     /// the path; panics with the diagnostics on failure, as `cc` does.
     pub fn compile(&self, name: &str) -> PathBuf {
         match self.try_compile(name) {
@@ -219,7 +241,16 @@ impl Build {
         job.gc_sections = self.gc;
         job.exports = self.exports.clone();
         job.verify = self.verify;
-        if self.verify && self.cargo_metadata {
+        job.gpu_code = self
+            .gpu_code
+            .iter()
+            .map(|c| c.parse::<GpuCode>())
+            .collect::<Result<_, _>>()
+            .map_err(Error::Arch)?;
+        job.ptxas_options = self.ptxas_options.clone();
+        let runs_ptxas =
+            self.verify || self.emit == OutputKind::Cubin || job.gpu_code.iter().any(|c| c.sass);
+        if runs_ptxas && self.cargo_metadata {
             // Read by the driver, which prints nothing for cargo.
             for name in crate::verify::ENV {
                 println!("cargo:rerun-if-env-changed={name}");

@@ -68,7 +68,7 @@ pub mod internal;
 pub use build::{Build, Error as BuildError};
 pub use diag::{CheckReport, Code, Diagnostic, Location, Report, Severity};
 pub use driver::{check, link_in_memory, Failure, InputSpec, Job, MemoryInput, Outcome};
-pub use options::{Arch, OutputKind, ParseError, PtxVersion};
+pub use options::{Arch, GpuCode, OutputKind, ParseError, PtxVersion};
 
 /// The README's Rust examples, compiled against the public API alone (as doctests,
 /// which build as a crate of their own).

@@ -163,39 +163,45 @@ pub enum OutputKind {
     Fatbin,
     /// An x86-64 ELF host object carrying the fatbin.
     Obj,
+    /// A cubin: the output assembled by ptxas for one target.
+    Cubin,
 }
 
 impl OutputKind {
-    /// The default for an output path: `.fatbin` → fatbin, `.o` → obj, else PTX.
+    /// The default for an output path: `.fatbin` → fatbin, `.o` → obj, `.cubin` →
+    /// cubin, else PTX.
     pub fn from_path(path: &std::path::Path) -> OutputKind {
         match path.extension().and_then(|e| e.to_str()) {
             Some("fatbin") => OutputKind::Fatbin,
             Some("o") => OutputKind::Obj,
+            Some("cubin") => OutputKind::Cubin,
             _ => OutputKind::Ptx,
         }
     }
 
-    /// The file extension of this kind: `ptx`, `fatbin`, `o`.
+    /// The file extension of this kind: `ptx`, `fatbin`, `o`, `cubin`.
     pub fn extension(self) -> &'static str {
         match self {
             OutputKind::Ptx => "ptx",
             OutputKind::Fatbin => "fatbin",
             OutputKind::Obj => "o",
+            OutputKind::Cubin => "cubin",
         }
     }
 }
 
 impl FromStr for OutputKind {
     type Err = ParseError;
-    /// `ptx`, `fatbin`, `obj` (or `o`).
+    /// `ptx`, `fatbin`, `obj` (or `o`), `cubin`.
     fn from_str(s: &str) -> Result<OutputKind, ParseError> {
         Ok(match s {
             "ptx" => OutputKind::Ptx,
             "fatbin" => OutputKind::Fatbin,
             "obj" | "o" => OutputKind::Obj,
+            "cubin" => OutputKind::Cubin,
             _ => {
                 return Err(ParseError {
-                    what: "an output kind (ptx, fatbin or obj)",
+                    what: "an output kind (ptx, fatbin, obj or cubin)",
                     text: s.to_string(),
                 })
             }
@@ -209,7 +215,56 @@ impl fmt::Display for OutputKind {
             OutputKind::Ptx => "ptx",
             OutputKind::Fatbin => "fatbin",
             OutputKind::Obj => "obj",
+            OutputKind::Cubin => "cubin",
         })
+    }
+}
+
+/// One code of a fatbin (`--gpu-code`, nvcc's `-gencode code=`): machine code for a
+/// real architecture (`sm_90`: ptxas's cubin of the link for `.target sm_90`), or PTX
+/// for a virtual one (`compute_90`: the link's text for `.target sm_90`, which the
+/// driver compiles for the GPU it runs on).
+///
+/// ```
+/// let code: ptxld::GpuCode = "compute_90a".parse().unwrap();
+/// assert_eq!(code.arch.to_string(), "sm_90a");
+/// assert!(!code.sass);
+/// assert_eq!(code.to_string(), "compute_90a");
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GpuCode {
+    /// The `.target` the link writes for it.
+    pub arch: Arch,
+    /// Machine code (`sm_NN`) rather than PTX (`compute_NN`).
+    pub sass: bool,
+}
+
+impl FromStr for GpuCode {
+    type Err = ParseError;
+    /// `sm_NN` or `compute_NN`, each with an optional `a` or `f`.
+    fn from_str(s: &str) -> Result<GpuCode, ParseError> {
+        let (sass, arch) = match s.strip_prefix("compute_") {
+            Some(rest) => (false, format!("sm_{rest}")),
+            None => (true, s.to_string()),
+        };
+        match arch.parse::<Arch>() {
+            Ok(arch) => Ok(GpuCode { arch, sass }),
+            Err(_) => Err(ParseError {
+                what: "a GPU code (sm_NN for machine code, compute_NN for PTX)",
+                text: s.to_string(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for GpuCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.sass {
+            write!(f, "{}", self.arch)
+        } else {
+            let arch = self.arch.to_string();
+            write!(f, "compute_{}", &arch[3..])
+        }
     }
 }
 

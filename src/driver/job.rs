@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::options::{Arch, OutputKind, PtxVersion};
+use crate::options::{Arch, GpuCode, OutputKind, PtxVersion};
 
 /// One command-line input item, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +73,12 @@ pub struct Job {
     /// `--verify`: assemble each target's output with ptxas before writing it; its
     /// errors fail the link (docs/verify.md).
     pub verify: bool,
+    /// `--gpu-code`: the fatbin's entries, machine code (`sm_NN`) and PTX
+    /// (`compute_NN`), in order; their architectures are the link's targets.
+    pub gpu_code: Vec<GpuCode>,
+    /// `-Xptxas` and `--maxrregcount`: what ptxas is given, in order, wherever the
+    /// link runs it (`--emit cubin`, `--gpu-code sm_NN`, `--verify`).
+    pub ptxas_options: Vec<String>,
 }
 
 impl Job {
@@ -115,6 +121,8 @@ impl Job {
             strip_debug: false,
             stats: false,
             verify: false,
+            gpu_code: Vec::new(),
+            ptxas_options: Vec::new(),
         }
     }
 }

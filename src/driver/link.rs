@@ -10,13 +10,13 @@ use crate::frontend::{parse_units, LoadOptions};
 use crate::input::Bytes;
 use crate::ir::Module;
 use crate::link::{analyze, GcOptions, HeaderOptions, LinkOptions, MergedHeader};
-use crate::options::{Arch, OutputKind};
+use crate::options::{Arch, GpuCode, OutputKind};
 use crate::select::{needs, select, Needs};
 use crate::source::SourceMap;
 use crate::timing::Stopwatch;
-use crate::verify::{find_ptxas, verify, Target};
+use crate::verify::{assemble, find_ptxas, Target};
 use crate::write::elf::write_host_object;
-use crate::write::fatbin::{self, PtxEntry};
+use crate::write::fatbin::{self, FatbinEntry, Payload};
 use crate::write::layout::{layout, module_sources};
 use crate::write::rope::Rope;
 
@@ -298,22 +298,26 @@ pub(super) fn link_targets_of(
     let emit = job
         .emit
         .unwrap_or_else(|| OutputKind::from_path(&job.output));
-    if emit == OutputKind::Ptx && job.archs.len() > 1 {
-        return Err(fail(
-            Code::Usage,
-            "several --arch give several PTX modules: use --emit fatbin or --emit obj",
-        ));
-    }
-    let archs: Vec<Option<Arch>> = if job.archs.is_empty() {
-        vec![None]
-    } else {
-        job.archs.iter().map(|&a| Some(a)).collect()
+    let archs = targets(job, emit)?;
+    // Which targets ptxas assembles into a kept cubin.
+    let keep: Vec<bool> = match emit {
+        OutputKind::Cubin => vec![true],
+        _ => archs
+            .iter()
+            .map(|&a| job.gpu_code.iter().any(|c| c.sass && Some(c.arch) == a))
+            .collect(),
     };
-    // Before anything is read: a link that cannot be verified fails at once.
-    let ptxas = match job.verify {
-        true => {
-            Some(find_ptxas(&|v| std::env::var_os(v)).map_err(|d| Failure::from(Report::of(*d)))?)
-        }
+    // Before anything is read: a link that needs ptxas and has none fails at once.
+    let purpose = match emit {
+        OutputKind::Cubin => "--emit cubin",
+        _ if keep.contains(&true) => "--gpu-code sm_NN",
+        _ => "--verify",
+    };
+    let ptxas = match job.verify || keep.contains(&true) {
+        true => Some(
+            find_ptxas(&|v| std::env::var_os(v), purpose)
+                .map_err(|d| Failure::from(Report::of(*d)))?,
+        ),
         false => None,
     };
     let first = make_plan()?;
@@ -326,6 +330,7 @@ pub(super) fn link_targets_of(
     // entries are assembled while each group's sources are still mapped.
     let mut ptx_output = None;
     let mut texts: Vec<Option<(Vec<u8>, MergedHeader)>> = archs.iter().map(|_| None).collect();
+    let mut cubins: Vec<Option<Vec<u8>>> = archs.iter().map(|_| None).collect();
     for (gi, group) in groups.iter().enumerate() {
         // Another group links other container entries: read the inputs again for it.
         // What it reports beyond the first group's report is its errors.
@@ -346,7 +351,11 @@ pub(super) fn link_targets_of(
             map = linked.map.take();
         }
         if let Some(ptxas) = &ptxas {
-            verify_targets(job, ptxas, &linked, &mut report)?;
+            let group_keep: Vec<bool> = group.iter().map(|&t| keep[t]).collect();
+            let made = assemble_targets(job, ptxas, &linked, &group_keep, &mut report)?;
+            for (&t, cubin) in group.iter().zip(made) {
+                cubins[t] = cubin;
+            }
         }
         let Linked {
             sources,
@@ -367,31 +376,21 @@ pub(super) fn link_targets_of(
         } else {
             let srcs = module_sources(&sources, &modules);
             for (&t, (rope, header)) in group.iter().zip(ptx) {
-                texts[t] = Some((rope.to_vec(&srcs), header));
+                // A cubin needs the header only.
+                let text = match emit {
+                    OutputKind::Cubin => Vec::new(),
+                    _ => rope.to_vec(&srcs),
+                };
+                texts[t] = Some((text, header));
             }
         }
     }
     let output = match emit {
         OutputKind::Ptx => ptx_output.expect("one target links for --emit ptx"),
+        OutputKind::Cubin => Output::Bytes(cubins[0].take().expect("a kept cubin")),
         OutputKind::Fatbin | OutputKind::Obj => {
-            let identifier = match job.output.file_stem().and_then(|s| s.to_str()) {
-                Some(stem) if job.output != Path::new("-") => format!("{stem}.ptx"),
-                _ => "ptxld.ptx".to_string(),
-            };
-            let entries: Vec<PtxEntry> = texts
-                .iter()
-                .flatten()
-                .map(|(text, h)| PtxEntry {
-                    text,
-                    sm: h.arch.sm(),
-                    suffix: h.arch.suffix(),
-                    version: h.version,
-                    address_bits: h.address_size,
-                    debug: h.debug,
-                    identifier: &identifier,
-                })
-                .collect();
-            let container = fatbin::write(&entries);
+            let names = identifiers(&job.output);
+            let container = fatbin::write(&fatbin_entries(job, &archs, &names, &texts, &cubins));
             Output::Bytes(if emit == OutputKind::Fatbin {
                 container
             } else {
@@ -411,27 +410,117 @@ pub(super) fn link_targets_of(
     })
 }
 
-/// `--verify`: ptxas on the output of each target of `linked`. What it says joins
-/// `report`; its errors, or its warnings under `--fatal-warnings`, fail the link.
-fn verify_targets(
+/// The targets `job` links for `emit`, `None` for the highest input target: those of
+/// `--gpu-code`, each once, or those of `--arch`.
+fn targets(job: &Job, emit: OutputKind) -> Result<Vec<Option<Arch>>, Failure> {
+    let usage = |what: &str| Err(fail(Code::Usage, what));
+    if !job.gpu_code.is_empty() {
+        if !job.archs.is_empty() {
+            return usage("--gpu-code names the targets: leave out --arch");
+        }
+        if !matches!(emit, OutputKind::Fatbin | OutputKind::Obj) {
+            return usage("--gpu-code makes a fatbin: use --emit fatbin or --emit obj");
+        }
+        let mut archs: Vec<Option<Arch>> = Vec::new();
+        for code in &job.gpu_code {
+            if !archs.contains(&Some(code.arch)) {
+                archs.push(Some(code.arch));
+            }
+        }
+        return Ok(archs);
+    }
+    match emit {
+        OutputKind::Ptx if job.archs.len() > 1 => {
+            usage("several --arch give several PTX modules: use --emit fatbin or --emit obj")
+        }
+        OutputKind::Cubin if job.archs.len() > 1 => {
+            usage("a cubin is for one --arch: use --gpu-code sm_80,sm_90 for a fatbin with several")
+        }
+        _ if job.archs.is_empty() => Ok(vec![None]),
+        _ => Ok(job.archs.iter().map(|&a| Some(a)).collect()),
+    }
+}
+
+/// The fatbin's entries: with `--gpu-code`, its codes in order (machine code from
+/// `cubins`, PTX from `texts`); otherwise one PTX entry per target.
+fn fatbin_entries<'a>(
+    job: &Job,
+    archs: &[Option<Arch>],
+    (ptx_name, cubin_name): &'a (String, String),
+    texts: &'a [Option<(Vec<u8>, MergedHeader)>],
+    cubins: &'a [Option<Vec<u8>>],
+) -> Vec<FatbinEntry<'a>> {
+    let entry = |t: usize, sass: bool| {
+        let (text, h) = texts[t].as_ref().expect("every target is linked");
+        FatbinEntry {
+            bytes: match sass {
+                true => cubins[t].as_deref().expect("a kept cubin"),
+                false => text,
+            },
+            payload: match sass {
+                true => Payload::Elf,
+                false => Payload::Ptx { version: h.version },
+            },
+            sm: h.arch.sm(),
+            suffix: h.arch.suffix(),
+            address_bits: h.address_size,
+            debug: h.debug,
+            identifier: if sass { cubin_name } else { ptx_name },
+        }
+    };
+    if job.gpu_code.is_empty() {
+        return (0..archs.len()).map(|t| entry(t, false)).collect();
+    }
+    let target = |c: &GpuCode| archs.iter().position(|&a| a == Some(c.arch));
+    job.gpu_code
+        .iter()
+        .map(|c| entry(target(c).expect("each code's target is linked"), c.sass))
+        .collect()
+}
+
+/// The names cuobjdump gives a fatbin's PTX and cubin entries, from the output's:
+/// `app.fatbin` lists `app.sm_80.ptx` and `app.sm_80.cubin`.
+fn identifiers(output: &Path) -> (String, String) {
+    let stem = match output.file_stem().and_then(|s| s.to_str()) {
+        Some(stem) if output != Path::new("-") => stem,
+        _ => "ptxld",
+    };
+    (format!("{stem}.ptx"), format!("{stem}.cubin"))
+}
+
+/// ptxas on the output of each target of `linked`: `--verify` on all, and a kept
+/// cubin for those `keep` says. What it says joins `report`; its errors, or its
+/// warnings under `--fatal-warnings`, fail the link. The cubins, one per target.
+fn assemble_targets(
     job: &Job,
     ptxas: &Path,
     linked: &Linked,
+    keep: &[bool],
     report: &mut Report,
-) -> Result<(), Failure> {
+) -> Result<Vec<Option<Vec<u8>>>, Failure> {
     let t = Stopwatch::start();
     let targets: Vec<Target> = linked
         .ptx
         .iter()
-        .map(|(rope, header)| Target {
+        .zip(keep)
+        .filter(|(_, &keep)| job.verify || keep)
+        .map(|((rope, header), &keep)| Target {
             rope,
             arch: header.arch,
+            keep,
         })
         .collect();
-    let found = verify(ptxas, &targets, &linked.sources, &linked.modules);
+    let made = assemble(
+        ptxas,
+        &job.ptxas_options,
+        &targets,
+        &linked.sources,
+        &linked.modules,
+    );
     if job.stats {
-        report.log(t.stop("verifying with ptxas").render());
+        report.log(t.stop("assembling with ptxas").render());
     }
+    let found = made.diagnostics;
     let failed = found.has_errors();
     let warned = found.iter().any(|d| d.severity == Severity::Warning);
     report.extend_resolved(found, &linked.sources);
@@ -441,10 +530,29 @@ fn verify_targets(
             "warnings are errors (--fatal-warnings)",
         ));
     }
+    // Each target's cubin, where it was assembled and kept.
+    let mut cubins = made.cubins.into_iter();
+    let cubins: Vec<Option<Vec<u8>>> = keep
+        .iter()
+        .map(|&k| match job.verify || k {
+            true => cubins.next().flatten(),
+            false => None,
+        })
+        .collect();
+    if !report.has_errors() {
+        for (((_, header), &k), cubin) in linked.ptx.iter().zip(keep).zip(&cubins) {
+            if k && cubin.is_none() {
+                report.push(Diagnostic::global_error(
+                    Code::Ptxas,
+                    format!("{} wrote no cubin for {}", ptxas.display(), header.arch),
+                ));
+            }
+        }
+    }
     if report.has_errors() {
         return Err(Failure::from(std::mem::take(report)));
     }
-    Ok(())
+    Ok(cubins)
 }
 
 /// `ptxld check`: links without writing anything and collects every finding (errors,
@@ -453,7 +561,10 @@ fn verify_targets(
 pub fn check(job: &Job) -> CheckReport {
     let arch = job.archs.first().copied();
     // `--verify` without a ptxas is one more finding; the rest is checked all the same.
-    let (ptxas, not_found) = match job.verify.then(|| find_ptxas(&|v| std::env::var_os(v))) {
+    let found = job
+        .verify
+        .then(|| find_ptxas(&|v| std::env::var_os(v), "--verify"));
+    let (ptxas, not_found) = match found {
         Some(Ok(p)) => (Some(p), None),
         Some(Err(d)) => (None, Some(*d)),
         None => (None, None),
@@ -476,8 +587,10 @@ pub fn check(job: &Job) -> CheckReport {
                 let target = Target {
                     rope: &rope,
                     arch: analysis.headers[0].arch,
+                    keep: false,
                 };
-                found.extend(verify(ptxas, &[target], &p.sources, &p.modules));
+                let made = assemble(ptxas, &job.ptxas_options, &[target], &p.sources, &p.modules);
+                found.extend(made.diagnostics);
                 // What the link needs closes the report.
                 found.sort_by_key(|d| d.code == Code::Needs);
             }

@@ -18,14 +18,17 @@ const HELP: &str = "set PTXAS to the ptxas executable, or CUDA_HOME to a CUDA to
 /// Finds ptxas with the environment `env` gives (`std::env::var_os` but for tests).
 /// `PTXAS`, when set, is the one: it is an error if it names no executable file,
 /// rather than a silent fall back to another ptxas.
-pub fn find_ptxas(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, Box<Diagnostic>> {
+pub fn find_ptxas(
+    env: &dyn Fn(&str) -> Option<OsString>,
+    purpose: &str,
+) -> Result<PathBuf, Box<Diagnostic>> {
     let set = |name: &str| env(name).filter(|v| !v.is_empty());
     if let Some(p) = set("PTXAS") {
         let p = PathBuf::from(p);
         return match executable(&p) {
             Ok(()) => Ok(p),
             Err(why) => Err(not_found(format!(
-                "PTXAS is {}, which {why}; --verify needs ptxas",
+                "PTXAS is {}, which {why}; {purpose} needs ptxas",
                 p.display()
             ))),
         };
@@ -50,7 +53,7 @@ pub fn find_ptxas(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, Box
     }
     looked.push("PATH".to_string());
     Err(not_found(format!(
-        "cannot find ptxas for --verify: PTXAS is not set, and there is none in {}",
+        "cannot find ptxas for {purpose}: PTXAS is not set, and there is none in {}",
         looked.join(", ")
     )))
 }
@@ -100,7 +103,10 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.as_os_str().to_owned()))
             .collect();
-        find_ptxas(&|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        find_ptxas(
+            &|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
+            "--verify",
+        )
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! `--verify`: each target's output, before it is written, assembled by whole-program
-//! ptxas, whose messages point at the inputs the offending lines came from.
+//! ptxas on the link's output: `--verify`, which assembles each target's output
+//! before it is written, and machine code (`--emit cubin`, `--gpu-code sm_NN`), which
+//! keeps what ptxas writes. ptxas's messages point at the inputs the offending lines
+//! came from.
 //!
 //! ptxld checks what linking needs (symbols, prototypes, headers), not every
 //! instruction; ptxas does. Each target's text is written into a private temporary
@@ -34,33 +36,47 @@ use crate::write::RemovedOnSignal;
 pub use find::{find_ptxas, ENV};
 use messages::{parse, Message, ABORTED};
 
-/// One output to verify: a target's text and its architecture.
+/// One output to assemble: a target's text and its architecture.
 pub(crate) struct Target<'a> {
     /// The text, as written to the output.
     pub rope: &'a Rope,
     /// `-arch` for ptxas: the output's `.target`.
     pub arch: Arch,
+    /// Whether the cubin is wanted (otherwise ptxas only checks the text).
+    pub keep: bool,
 }
 
-/// Runs `ptxas` on every target's text (the ropes refer to `modules`, parsed from
-/// `sources`) and returns what it reported, unresolved: one diagnostic per message,
-/// the same message at the same input place for several targets once, with a note
-/// for each target.
-pub(crate) fn verify(
+/// What ptxas made of the targets.
+pub(crate) struct Assembled {
+    /// What it reported, unresolved: one diagnostic per message, the same message at
+    /// the same input place for several targets once, with a note for each target.
+    pub diagnostics: Diagnostics,
+    /// Each target's cubin where it was kept and ptxas succeeded.
+    pub cubins: Vec<Option<Vec<u8>>>,
+}
+
+/// Runs `ptxas` with `options` on every target's text (the ropes refer to
+/// `modules`, parsed from `sources`).
+pub(crate) fn assemble(
     ptxas: &Path,
+    options: &[String],
     targets: &[Target<'_>],
     sources: &SourceMap,
     modules: &[Module],
-) -> Diagnostics {
+) -> Assembled {
     let mut out = Diagnostics::new();
+    let mut cubins = Vec::with_capacity(targets.len());
     let dir = match tempfile::Builder::new().prefix("ptxld-verify-").tempdir() {
         Ok(d) => d,
         Err(e) => {
             out.push(Diagnostic::global_error(
                 Code::Io,
-                format!("cannot make a temporary folder for ptxas (--verify): {e}"),
+                format!("cannot make a temporary folder for ptxas: {e}"),
             ));
-            return out;
+            return Assembled {
+                diagnostics: out,
+                cubins: targets.iter().map(|_| None).collect(),
+            };
         }
     };
     let srcs = module_sources(sources, modules);
@@ -75,18 +91,32 @@ pub(crate) fn verify(
             let runs: Vec<_> = group
                 .iter()
                 .enumerate()
-                .map(|(i, t)| s.spawn(move || run(ptxas, dir, batch * at_once + i, t, srcs)))
+                .map(|(i, t)| {
+                    s.spawn(move || run(ptxas, options, dir, batch * at_once + i, t, srcs))
+                })
                 .collect();
             for r in runs {
                 let run = r.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                found.push(run.map_or_else(|d| vec![*d], |r| r.diagnostics(&at)));
+                match run {
+                    Ok(mut r) => {
+                        cubins.push(r.cubin.take());
+                        found.push(r.diagnostics(&at));
+                    }
+                    Err(d) => {
+                        cubins.push(None);
+                        found.push(vec![*d]);
+                    }
+                }
             }
         });
     }
     // Removing the folder may fail only where nothing can be done about it.
     let _ = dir.close();
     out.extend(merged(found.into_iter().flatten()));
-    out
+    Assembled {
+        diagnostics: out,
+        cubins,
+    }
 }
 
 /// What ptxas said about one target.
@@ -98,11 +128,14 @@ struct Run<'r> {
     /// The text it read, to place its lines.
     rope: &'r Rope,
     srcs: &'r [ModuleText<'r>],
+    /// The cubin, where it was wanted and ptxas wrote one.
+    cubin: Option<Vec<u8>>,
 }
 
 /// Writes target `t` (the `index`th) into `dir` and runs ptxas on it.
 fn run<'r>(
     ptxas: &Path,
+    options: &[String],
     dir: &Path,
     index: usize,
     t: &Target<'r>,
@@ -124,7 +157,7 @@ fn run<'r>(
                 None => Diagnostic::global_error(
                     Code::Io,
                     format!(
-                        "cannot write the output for {} to {} for ptxas (--verify): {e}",
+                        "cannot write the output for {} to {} for ptxas: {e}",
                         t.arch,
                         ptx.display()
                     ),
@@ -134,11 +167,16 @@ fn run<'r>(
     }
     let done = Command::new(ptxas)
         .arg(format!("-arch={}", t.arch))
+        .args(options)
         .arg(&ptx)
         .arg("-o")
         .arg(&cubin)
         .stdin(Stdio::null())
         .output();
+    let kept = match &done {
+        Ok(d) if t.keep && d.status.success() => std::fs::read(&cubin).ok(),
+        _ => None,
+    };
     // A target's text may be gigabytes: gone as soon as ptxas is done with it, not
     // when every target is.
     for f in [&ptx, &cubin] {
@@ -147,7 +185,7 @@ fn run<'r>(
     let done = done.map_err(|e| {
         Box::new(Diagnostic::global_error(
             Code::Ptxas,
-            format!("cannot run {} (--verify): {e}", ptxas.display()),
+            format!("cannot run {}: {e}", ptxas.display()),
         ))
     })?;
     let mut output = String::from_utf8_lossy(&done.stderr).into_owned();
@@ -159,6 +197,7 @@ fn run<'r>(
         status: done.status,
         rope: t.rope,
         srcs,
+        cubin: kept,
     })
 }
 

@@ -1,18 +1,31 @@
-//! Writing the fatbin container: PTX entries, uncompressed. The format (and the
-//! reader the tests check against) is [`crate::input::fatbin`]'s.
+//! Writing the fatbin container: PTX entries and cubin (ELF, SASS) entries,
+//! uncompressed. The format (and the reader the tests check against) is
+//! [`crate::input::fatbin`]'s.
 
-use crate::input::fatbin::{flags, CONTAINER_HEADER, ENTRY_HEADER, KIND_PTX, MAGIC};
+use crate::input::fatbin::{flags, CONTAINER_HEADER, ENTRY_HEADER, KIND_ELF, KIND_PTX, MAGIC};
 
-/// One PTX entry to write.
-pub struct PtxEntry<'a> {
-    /// The PTX text (no NUL inside).
-    pub text: &'a [u8],
-    /// SM number of its `.target`.
+/// What an entry carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// PTX text (no NUL inside) of this `.version`.
+    Ptx {
+        /// Its `.version`.
+        version: (u32, u32),
+    },
+    /// A cubin: ptxas's ELF for the entry's architecture.
+    Elf,
+}
+
+/// One entry to write.
+pub struct FatbinEntry<'a> {
+    /// The PTX text or the cubin.
+    pub bytes: &'a [u8],
+    /// Which of the two, with the PTX's version.
+    pub payload: Payload,
+    /// SM number of its `.target` (the cubin's architecture).
     pub sm: u32,
     /// `a` / `f` suffix of its `.target`.
     pub suffix: Option<u8>,
-    /// Its `.version`.
-    pub version: (u32, u32),
     /// Its `.address_size`.
     pub address_bits: u32,
     /// `.target ..., debug`.
@@ -27,8 +40,9 @@ fn pad8(v: &mut Vec<u8>) {
     }
 }
 
-/// The flags of a PTX entry ptxld writes: Linux host, 64-bit unless the module is 32-bit.
-pub fn entry_flags(e: &PtxEntry) -> u64 {
+/// The flags of an entry ptxld writes: Linux host, 64-bit unless the module is
+/// 32-bit, debug, and the target's suffix.
+pub fn entry_flags(e: &FatbinEntry) -> u64 {
     let mut f = flags::HOST_LINUX;
     if e.address_bits == 64 {
         f |= flags::ADDR64;
@@ -44,11 +58,16 @@ pub fn entry_flags(e: &PtxEntry) -> u64 {
     f
 }
 
-/// Writes one container holding `entries`, uncompressed.
-pub fn write(entries: &[PtxEntry]) -> Vec<u8> {
+/// The ELF ABI version byte of a cubin (`e_ident[EI_ABIVERSION]`), which a cubin
+/// entry's header carries where a PTX entry has its minor version.
+fn elf_abi_version(cubin: &[u8]) -> u16 {
+    cubin.get(8).copied().unwrap_or(0) as u16
+}
+
+/// Writes one container holding `entries`, uncompressed, in their order.
+pub fn write(entries: &[FatbinEntry]) -> Vec<u8> {
     let mut body = Vec::new();
     for e in entries {
-        debug_assert!(!e.text.contains(&0), "PTX text must not contain NUL");
         let mut tail = Vec::new();
         if !e.identifier.is_empty() {
             tail.extend_from_slice(e.identifier.as_bytes());
@@ -56,24 +75,33 @@ pub fn write(entries: &[PtxEntry]) -> Vec<u8> {
             pad8(&mut tail);
         }
         let ident_len = tail.len();
-        // Options descriptor, pointing just past itself, then an empty options string.
-        let desc_off = (ENTRY_HEADER + ident_len) as u32;
-        tail.extend_from_slice(&(desc_off + 8).to_le_bytes());
-        tail.extend_from_slice(&0u32.to_le_bytes());
-        tail.extend_from_slice(&[0u8; 8]);
-        let mut payload = e.text.to_vec();
-        payload.push(0);
+        let mut payload = e.bytes.to_vec();
+        let (kind, desc_off, minor, major) = match e.payload {
+            Payload::Ptx { version } => {
+                debug_assert!(!e.bytes.contains(&0), "PTX text must not contain NUL");
+                // Options descriptor, pointing just past itself, then an empty
+                // options string.
+                let desc_off = (ENTRY_HEADER + ident_len) as u32;
+                tail.extend_from_slice(&(desc_off + 8).to_le_bytes());
+                tail.extend_from_slice(&0u32.to_le_bytes());
+                tail.extend_from_slice(&[0u8; 8]);
+                payload.push(0);
+                (KIND_PTX, desc_off, version.1 as u16, version.0 as u16)
+            }
+            // No options: a cubin is assembled already.
+            Payload::Elf => (KIND_ELF, 0, elf_abi_version(e.bytes), 1),
+        };
         pad8(&mut payload);
         let header_size = (ENTRY_HEADER + tail.len()) as u32;
         let mut h = Vec::with_capacity(ENTRY_HEADER);
-        h.extend_from_slice(&KIND_PTX.to_le_bytes());
+        h.extend_from_slice(&kind.to_le_bytes());
         h.extend_from_slice(&0x0101u16.to_le_bytes());
         h.extend_from_slice(&header_size.to_le_bytes());
         h.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         h.extend_from_slice(&0u32.to_le_bytes()); // compressed size
         h.extend_from_slice(&desc_off.to_le_bytes());
-        h.extend_from_slice(&(e.version.1 as u16).to_le_bytes());
-        h.extend_from_slice(&(e.version.0 as u16).to_le_bytes());
+        h.extend_from_slice(&minor.to_le_bytes());
+        h.extend_from_slice(&major.to_le_bytes());
         h.extend_from_slice(&e.sm.to_le_bytes());
         let (ident_off, ident_n) = if e.identifier.is_empty() {
             (0u32, 0u32)
@@ -105,11 +133,11 @@ mod tests {
     use crate::input::fatbin::read;
 
     fn entry(text: &[u8], ident: &str) -> Vec<u8> {
-        write(&[PtxEntry {
-            text,
+        write(&[FatbinEntry {
+            bytes: text,
+            payload: Payload::Ptx { version: (6, 4) },
             sm: 75,
             suffix: None,
-            version: (6, 4),
             address_bits: 64,
             debug: false,
             identifier: ident,
@@ -164,6 +192,36 @@ mod tests {
         assert!(read(&c).unwrap_err().message.contains("impossible"));
         c[16 + 0x28..16 + 0x30].copy_from_slice(&(0x11u64 | flags::COMPRESS_ZSTD).to_le_bytes());
         assert!(read(&c).is_err());
+    }
+
+    /// A cubin entry: no options descriptor, the ELF ABI version where a PTX entry has
+    /// its minor version, the bytes padded without a NUL (the layout NVIDIA's
+    /// `fatbinary` writes, docs/containers.md).
+    #[test]
+    fn elf_entries() {
+        let mut cubin = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0x41, 8];
+        cubin.resize(21, 0xab);
+        let out = write(&[FatbinEntry {
+            bytes: &cubin,
+            payload: Payload::Elf,
+            sm: 90,
+            suffix: Some(b'a'),
+            address_bits: 64,
+            debug: false,
+            identifier: "k.cubin",
+        }]);
+        let e = &out[CONTAINER_HEADER..];
+        assert_eq!(u16::from_le_bytes([e[0], e[1]]), KIND_ELF);
+        assert_eq!(u32::from_le_bytes(e[4..8].try_into().unwrap()), 0x48);
+        assert_eq!(u64::from_le_bytes(e[8..16].try_into().unwrap()), 24);
+        assert_eq!(u32::from_le_bytes(e[0x14..0x18].try_into().unwrap()), 0);
+        assert_eq!(&e[0x18..0x1c], &[8, 0, 1, 0]);
+        let es = read(&out).unwrap();
+        assert_eq!(es.len(), 1);
+        assert_eq!(es[0].kind, KIND_ELF);
+        assert_eq!(&es[0].payload[..cubin.len()], &cubin[..]);
+        assert_eq!((es[0].sm, es[0].suffix), (90, Some(b'a')));
+        assert_eq!(es[0].flags, 0x11 | flags::ARCH_SPECIFIC);
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod inputs;
 mod isa_table;
 mod link;
 mod lowering;
+mod machine_code;
 mod mutants;
 #[cfg(target_os = "linux")]
 mod output_safety;

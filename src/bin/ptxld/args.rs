@@ -307,6 +307,21 @@ fn link_options(m: &ArgMatches, job: &mut Job) {
     job.strip_debug = flag("strip-debug");
     job.stats = flag("stats");
     job.verify = flag("verify");
+    job.gpu_code = strings("gpu-code")
+        .iter()
+        .flat_map(|list| list.split(','))
+        .filter_map(|code| code.parse().ok())
+        .collect();
+    job.ptxas_options = strings("Xptxas")
+        .iter()
+        .flat_map(|list| list.split(','))
+        .filter(|o| !o.is_empty())
+        .map(str::to_string)
+        .collect();
+    if let Some(n) = m.get_one::<usize>("maxrregcount") {
+        job.ptxas_options
+            .extend(["--maxrregcount".to_string(), n.to_string()]);
+    }
 }
 
 /// The threads to use for `requested`: never more than there is work for, that is
@@ -375,6 +390,8 @@ mod tests {
             Value::Target => "sm_90a",
             Value::Version => "8.0",
             Value::OneOf(_, values) => values[values.len() - 1],
+            Value::Passed(_) => "-O3",
+            Value::GpuCodes => "sm_80,compute_80",
         })
     }
 
@@ -504,6 +521,38 @@ mod tests {
             InputSpec::File("-d.ptx".into()),
         ];
         assert_eq!(job.inputs, want);
+    }
+
+    /// `--gpu-code` and `-Xptxas` take comma-separated lists (nvcc's spelling), and
+    /// ptxas's options may begin with `-`.
+    #[test]
+    fn machine_code_options() {
+        let args = [
+            "-o",
+            "a.fatbin",
+            "--gpu-code",
+            "sm_80,compute_90",
+            "-gpu-code=sm_90a",
+            "-Xptxas",
+            "-O3,-lineinfo",
+            "-Xptxas=-v",
+            "--maxrregcount",
+            "32",
+            "i",
+        ];
+        let Parsed::Run(o) = parse(os(&args)).unwrap() else {
+            panic!("did not run")
+        };
+        let Mode::Link(job) = o.mode else {
+            panic!("not a link")
+        };
+        let codes: Vec<String> = job.gpu_code.iter().map(|c| c.to_string()).collect();
+        assert_eq!(codes, ["sm_80", "compute_90", "sm_90a"]);
+        assert_eq!(
+            job.ptxas_options,
+            ["-O3", "-lineinfo", "-v", "--maxrregcount", "32"]
+        );
+        assert!(parse(os(&["-o", "a", "--gpu-code", "sm_80,gfx90", "i"])).is_err());
     }
 
     /// The later of `--gc-sections` and `--no-gc-sections` wins, as in GNU ld, and

@@ -46,6 +46,10 @@ pub enum Value {
     Identifier(&'static str),
     /// One of a fixed list.
     OneOf(&'static str, &'static [&'static str]),
+    /// Options for another program, which may begin with `-` (`-Xptxas -O3`).
+    Passed(&'static str),
+    /// GPU codes, comma-separated: `sm_NN` (machine code) or `compute_NN` (PTX).
+    GpuCodes,
 }
 
 /// One option of the table.
@@ -106,10 +110,11 @@ pub const OPTIONS: &[Opt] = &[
         ..opt("output", "output", OUTPUT)
     },
     Opt {
-        value: Value::OneOf("KIND", &["ptx", "fatbin", "obj"]),
-        help: "Write KIND: ptx, fatbin or obj (default: by the extension of -o)",
+        value: Value::OneOf("KIND", &["ptx", "fatbin", "obj", "cubin"]),
+        help: "Write KIND: ptx, fatbin, obj or cubin (default: by the extension of -o)",
         more: "By default .fatbin writes a fatbin, .o an x86-64 ELF object carrying one \
-               (with __cudaRegisterFatBinary's wrapper symbol), anything else PTX.",
+               (with __cudaRegisterFatBinary's wrapper symbol), .cubin the machine code \
+               ptxas assembles from the output for its one target, anything else PTX.",
         ..opt("emit", "emit", OUTPUT)
     },
     Opt {
@@ -122,6 +127,16 @@ pub const OPTIONS: &[Opt] = &[
                needs more (an error names what does). Repeat it \
                with --emit fatbin or obj for one entry per target.",
         ..opt("arch", "arch", OUTPUT)
+    },
+    Opt {
+        value: Value::GpuCodes,
+        repeat: true,
+        help: "Fatbin entries, in order: machine code for sm_NN, PTX for compute_NN",
+        more: "nvcc's -gencode code=: --gpu-code sm_80,sm_90,compute_90 links for sm_80 and \
+               sm_90 and writes ptxas's cubins of both and the sm_90 PTX (for the driver to \
+               compile on newer GPUs). The codes name the targets, so --arch is left out; \
+               with --emit fatbin or obj.",
+        ..opt("gpu-code", "gpu-code", OUTPUT)
     },
     Opt {
         value: Value::Version,
@@ -275,6 +290,21 @@ pub const OPTIONS: &[Opt] = &[
         ..opt("verify", "verify", BUILD)
     },
     Opt {
+        value: Value::Passed("OPTIONS"),
+        repeat: true,
+        modes: LINK | CHECK,
+        help: "Give ptxas OPTIONS, comma-separated (-Xptxas -O3,-lineinfo)",
+        more: "Wherever the link runs ptxas: --emit cubin, --gpu-code sm_NN and --verify. \
+               nvcc's spelling; ptxas's own options, unchecked.",
+        ..opt("Xptxas", "Xptxas", BUILD)
+    },
+    Opt {
+        value: Value::Positive("N"),
+        modes: LINK | CHECK,
+        help: "Give ptxas --maxrregcount N: at most N registers per thread",
+        ..opt("maxrregcount", "maxrregcount", BUILD)
+    },
+    Opt {
         help: "Report the wall and CPU time of each phase and the peak memory",
         ..opt("stats", "stats", BUILD)
     },
@@ -386,6 +416,13 @@ fn parser(v: Value) -> Option<ValueParser> {
             }
         }),
         Value::OneOf(_, values) => PossibleValuesParser::new(values.iter().copied()).into(),
+        Value::Passed(_) => ValueParser::string(),
+        Value::GpuCodes => ValueParser::new(|s: &str| -> Result<String, String> {
+            for code in s.split(',') {
+                code.parse::<ptxld::GpuCode>().map_err(|e| e.to_string())?;
+            }
+            Ok(s.to_string())
+        }),
     })
 }
 
@@ -397,7 +434,9 @@ fn value_name(v: Value) -> &'static str {
         | Value::Count(n)
         | Value::Positive(n)
         | Value::Identifier(n)
-        | Value::OneOf(n, _) => n,
+        | Value::OneOf(n, _)
+        | Value::Passed(n) => n,
+        Value::GpuCodes => "CODES",
         Value::Target => "TARGET",
         Value::Version => "X.Y",
     }
@@ -431,7 +470,7 @@ fn arg(o: &Opt, shown: bool) -> Arg {
                 .num_args(1)
                 .value_name(value_name(o.value))
                 .value_parser(p)
-                .allow_hyphen_values(false);
+                .allow_hyphen_values(matches!(o.value, Value::Passed(_)));
             if o.repeat {
                 a.action(ArgAction::Append)
             } else {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Link PTX modules with nvJitLink 12.9 (through ctypes) and report its verdict as JSON.
 
-  nvjitlink.py [--arch sm_80] [--cubin OUT.cubin] [--name-mode path|base] A.ptx B.ptx ...
+  nvjitlink.py [--arch sm_80] [--cubin OUT.cubin] [--name-mode path|base] [--option OPT ...] A.ptx B.ptx ...
   nvjitlink.py --cases [--ptxld BIN] [--markdown] [CASE_DIR_OR_ROOT ...]   (default fixtures/link)
 
 Prints ONE JSON object on stdout:
@@ -120,7 +120,7 @@ def _get_log(size_fn, get_fn, h):
     return buf.value.decode("utf-8", errors="replace")
 
 
-def link(inputs, arch, names, cubin_out=None):
+def link(inputs, arch, names, cubin_out=None, options=()):
     try:
         lib = ctypes.CDLL(_lib_path())
     except OSError as e:
@@ -147,7 +147,7 @@ def link(inputs, arch, names, cubin_out=None):
         except OSError as e:
             raise HarnessError("cannot read %s: %s" % (p, e))
 
-    opt_bufs = [ctypes.create_string_buffer(("-arch=%s" % arch).encode())]
+    opt_bufs = [ctypes.create_string_buffer(o.encode()) for o in ["-arch=%s" % arch] + list(options)]
     opts = (ctypes.c_char_p * len(opt_bufs))(*[ctypes.cast(b, ctypes.c_char_p) for b in opt_bufs])
     # nvJitLink keeps the name pointers: these buffers must outlive Destroy.
     name_bufs = [ctypes.create_string_buffer(n.encode()) for n in names]
@@ -239,6 +239,8 @@ def parse_case(path):
                 c["stderr"].append(val)
             elif key == "nvjitlink":
                 c["nvjitlink"] = val
+            elif key == "nvjitlink-args":
+                c["nvjitlink_args"] = val.split()
             elif key in ("output-has", "output-lacks", "nvjitlink-stderr", "run"):
                 pass  # checked by tests/it/link.rs only
             else:
@@ -327,7 +329,8 @@ def run_cases(argv):
             print("FAIL %s: %s" % (name, "; ".join(problems)))
             failures += 1
             continue
-        p = subprocess.run([sys.executable, me, "--arch", c["arch"]] + c["inputs"],
+        options = ["--option=" + o for o in c.get("nvjitlink_args", [])]
+        p = subprocess.run([sys.executable, me, "--arch", c["arch"]] + options + c["inputs"],
                            cwd=d, capture_output=True, text=True)
         try:
             res = json.loads(p.stdout)
@@ -397,6 +400,8 @@ def main(argv):
     ap.add_argument("--arch", default="sm_80")
     ap.add_argument("--cubin", default=None, help="write the linked cubin here")
     ap.add_argument("--name-mode", choices=("path", "base"), default="path")
+    ap.add_argument("--option", action="append", default=[],
+                    help="a further nvJitLink option (-kernels-used=k), repeatable")
     ap.add_argument("inputs", nargs="+")
     try:
         args = ap.parse_args(argv[1:])
@@ -405,7 +410,7 @@ def main(argv):
     arch = args.arch if args.arch.startswith("sm_") else "sm_" + args.arch
     names = [os.path.basename(p) if args.name_mode == "base" else p for p in args.inputs]
     try:
-        res = link(args.inputs, arch, names, args.cubin)
+        res = link(args.inputs, arch, names, args.cubin, args.option)
     except HarnessError as e:
         print(json.dumps({"ok": False, "harness_error": str(e), "arch": arch, "inputs": args.inputs}))
         sys.stderr.write("nvjitlink.py: %s\n" % e)

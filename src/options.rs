@@ -291,7 +291,24 @@ mod tests {
         assert!("8.x".parse::<PtxVersion>().is_err());
         assert_eq!("obj".parse(), Ok(OutputKind::Obj));
         assert_eq!("o".parse(), Ok(OutputKind::Obj));
-        assert!("cubin".parse::<OutputKind>().is_err());
+        assert_eq!("cubin".parse(), Ok(OutputKind::Cubin));
+        assert!("elf".parse::<OutputKind>().is_err());
+        assert_eq!(
+            OutputKind::from_path(std::path::Path::new("k.cubin")),
+            OutputKind::Cubin
+        );
+        for (text, arch, sass) in [
+            ("sm_80", "sm_80", true),
+            ("compute_90a", "sm_90a", false),
+            ("compute_100f", "sm_100f", false),
+        ] {
+            let code: GpuCode = text.parse().unwrap();
+            assert_eq!((code.arch.to_string().as_str(), code.sass), (arch, sass));
+            assert_eq!(code.to_string(), text);
+        }
+        for bad in ["", "compute_", "compute_8x", "sm80", "gfx90a"] {
+            assert!(bad.parse::<GpuCode>().is_err(), "{bad:?}");
+        }
         assert_eq!(
             OutputKind::from_path(std::path::Path::new("a.fatbin")),
             OutputKind::Fatbin

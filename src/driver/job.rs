@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::link::VariableRoots;
 use crate::options::{Arch, GpuCode, OutputKind, PtxVersion};
 
 /// One command-line input item, in order.
@@ -79,9 +80,40 @@ pub struct Job {
     /// `-Xptxas` and `--maxrregcount`: what ptxas is given, in order, wherever the
     /// link runs it (`--emit cubin`, `--gpu-code sm_NN`, `--verify`).
     pub ptxas_options: Vec<String>,
+    /// `--kernels-used` (nvJitLink's `-kernels-used`): only these kernels are kept,
+    /// with what they reach.
+    pub kernels_used: Vec<String>,
+    /// `--variables-used` (nvJitLink's `-variables-used`): the variables the host
+    /// uses; the others stay only where kept code reaches them.
+    pub variables_used: Vec<String>,
+    /// `--optimize-unused-variables` (nvJitLink's `-optimize-unused-variables`): a
+    /// variable no kept code reaches is removed.
+    pub optimize_unused_variables: bool,
 }
 
 impl Job {
+    /// Whether anything may be removed: `--gc-sections`, or one of nvJitLink's
+    /// options that say what the host uses.
+    pub(crate) fn collects_garbage(&self) -> bool {
+        self.gc_sections
+            || !self.kernels_used.is_empty()
+            || !self.variables_used.is_empty()
+            || self.optimize_unused_variables
+    }
+
+    /// Which variables are kept whether or not code reaches them: those of
+    /// `--variables-used`; none with `--optimize-unused-variables` or
+    /// `--gc-sections`; else all (nvJitLink keeps every variable when it is only
+    /// told which kernels are used).
+    pub(crate) fn variable_roots(&self) -> VariableRoots {
+        if !self.variables_used.is_empty() {
+            VariableRoots::Named(self.variables_used.clone())
+        } else if self.optimize_unused_variables || self.gc_sections {
+            VariableRoots::Reached
+        } else {
+            VariableRoots::All
+        }
+    }
     /// The files named as inputs (not `-l` libraries), in order.
     pub fn input_files(&self) -> Vec<PathBuf> {
         self.inputs
@@ -123,6 +155,9 @@ impl Job {
             verify: false,
             gpu_code: Vec::new(),
             ptxas_options: Vec::new(),
+            kernels_used: Vec::new(),
+            variables_used: Vec::new(),
+            optimize_unused_variables: false,
         }
     }
 }

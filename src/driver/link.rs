@@ -109,9 +109,11 @@ pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {
                 ptx_version_min: job.ptx_version_min,
             })
             .collect(),
-        gc: job.gc_sections.then(|| GcOptions {
+        gc: job.collects_garbage().then(|| GcOptions {
             exports: job.exports.iter().chain(&job.undefined).cloned().collect(),
             export_all: job.export_all,
+            kernels: (!job.kernels_used.is_empty()).then(|| job.kernels_used.clone()),
+            variables: job.variable_roots(),
         }),
         strip_debug: job.strip_debug,
         report_needs: job.print_map || job.map_file.is_some(),

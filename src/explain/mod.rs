@@ -51,10 +51,10 @@ pub(crate) fn removed(a: &Analysis) -> Vec<String> {
         if !keep && is_code_or_data(o.kind) {
             let f = inputs.sources.file(inputs.module(o.origin).file);
             let lc = f.line_col(inputs.def_span(o.origin).lo);
-            let what = if o.kind == crate::ir::SymbolKind::Variable {
-                "variable"
-            } else {
-                "function"
+            let what = match o.kind {
+                crate::ir::SymbolKind::Variable => "variable",
+                crate::ir::SymbolKind::Entry => "kernel",
+                _ => "function",
             };
             removed.push(format!(
                 "{what} {} ({}:{}:{})",

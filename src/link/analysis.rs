@@ -122,7 +122,10 @@ pub(crate) fn analyze<'a>(
         Err(e) => (None, e),
     };
     let live = match (&resolution, &opts.gc) {
-        (Some(r), Some(g)) => Some(gc::mark(&inputs, &db, r, g)),
+        (Some(r), Some(g)) => {
+            warnings.extend(gc::unknown_names(&inputs, r, g));
+            Some(gc::mark(&inputs, &db, r, g))
+        }
         _ => None,
     };
     let dwarf = debug_policy(
@@ -256,15 +259,20 @@ fn debug_policy(
     if removed_any && has_sections(inputs.modules) {
         warnings.push(Diagnostic::global_warning(
             Code::DebugInfo,
-            "debug sections are dropped because --gc-sections removed code they describe",
+            "debug sections are dropped because dead-code removal removed code they describe",
         ));
         return Dwarf::Drop;
     }
     Dwarf::Merge
 }
 
+/// What dead-code removal may remove: kernels (with `--kernels-used`), functions and
+/// variables.
 pub(crate) fn is_code_or_data(k: SymbolKind) -> bool {
-    matches!(k, SymbolKind::Function | SymbolKind::Variable)
+    matches!(
+        k,
+        SymbolKind::Entry | SymbolKind::Function | SymbolKind::Variable
+    )
 }
 
 fn has_sections(modules: &[Module]) -> bool {

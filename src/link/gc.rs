@@ -12,15 +12,35 @@ use super::db::SymbolDb;
 use super::inputs::Inputs;
 use super::inputs::ModSym;
 use super::resolve::Resolution;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Linkage, SymbolKind};
 
-/// What to keep besides the kernels.
+/// What the host uses, which is kept with what it reaches.
 #[derive(Clone, Debug, Default)]
 pub struct GcOptions {
     /// `--export SYM` and `-u SYM`: kept with what they reach.
     pub exports: Vec<String>,
     /// `--export-all`: every `.visible` symbol is kept.
     pub export_all: bool,
+    /// `--kernels-used` (nvJitLink's `-kernels-used`): the kernels the host
+    /// launches; `None`: every kernel.
+    pub kernels: Option<Vec<String>>,
+    /// Which variables the host uses.
+    pub variables: VariableRoots,
+}
+
+/// Which variables the host uses (beyond managed ones, which it always may).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum VariableRoots {
+    /// None: a variable stays only where kept code reaches it (`--gc-sections`,
+    /// nvJitLink's `-optimize-unused-variables`).
+    #[default]
+    Reached,
+    /// Every variable (nvJitLink's default: `--kernels-used` alone removes kernels and
+    /// functions, never variables).
+    All,
+    /// Those named (`--variables-used`).
+    Named(Vec<String>),
 }
 
 /// Liveness of input symbols and output symbols.
@@ -72,6 +92,44 @@ fn propagate(
     }
 }
 
+/// A warning for each name of `--kernels-used` and `--variables-used` that names
+/// no kernel or variable of the link: it keeps nothing (nvJitLink says nothing of
+/// it, and a misspelt kernel then removes every kernel).
+pub(crate) fn unknown_names(
+    inputs: &Inputs,
+    res: &Resolution,
+    opts: &GcOptions,
+) -> Vec<Diagnostic> {
+    let has = |kind: SymbolKind, name: &str| {
+        res.outs
+            .iter()
+            .any(|o| o.kind == kind && o.global && inputs.name(o.origin) == name.as_bytes())
+    };
+    let variables = match &opts.variables {
+        VariableRoots::Named(v) => v.as_slice(),
+        _ => &[],
+    };
+    let kernels = opts.kernels.as_deref().unwrap_or_default();
+    let kernels = kernels
+        .iter()
+        .map(|k| (SymbolKind::Entry, "--kernels-used", "kernel", k));
+    let variables = variables
+        .iter()
+        .map(|v| (SymbolKind::Variable, "--variables-used", "variable", v));
+    kernels
+        .chain(variables)
+        .filter(|&(kind, _, _, name)| !has(kind, name))
+        .map(|(_, option, what, name)| {
+            Diagnostic::global_warning(
+                Code::Usage,
+                format!(
+                    "{option} {name}: no {what} of the link has that name, so it keeps nothing"
+                ),
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOptions) -> Live {
     let mut live = Live {
         syms: inputs
@@ -93,7 +151,17 @@ pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOp
                 &inputs.module(o.origin).item(sym.decls[0].item).kind,
                 crate::ir::ItemKind::Variable(v) if v.spec.managed
             );
-        let root = o.kind == SymbolKind::Entry
+        let named = |list: &[String]| list.iter().any(|e| e.as_bytes() == name);
+        let kernel = o.kind == SymbolKind::Entry
+            && opts.kernels.as_deref().is_none_or(|k| o.global && named(k));
+        let variable = o.kind == SymbolKind::Variable
+            && match &opts.variables {
+                VariableRoots::Reached => false,
+                VariableRoots::All => true,
+                VariableRoots::Named(v) => o.global && named(v),
+            };
+        let root = kernel
+            || variable
             || managed
             || (o.global && opts.exports.iter().any(|e| e.as_bytes() == name))
             || (opts.export_all && sym.linkage == Linkage::Visible);

@@ -673,7 +673,7 @@ fn gc_sections_that_remove_code_drop_the_dwarf() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(
-        stderr.contains("debug sections are dropped because --gc-sections removed code"),
+        stderr.contains("debug sections are dropped because dead-code removal removed code"),
         "{stderr}"
     );
     let text = std::fs::read_to_string(dir.join("gc.ptx")).unwrap();

@@ -19,13 +19,13 @@ use crate::support::*;
 const RERUN: &str = "cargo test --test it link::link_cases";
 
 /// A `run:` line: a further invocation, `ptxld ARGS INPUTS...`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Run {
     name: String,
     args: Vec<String>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Case {
     name: String,
     dir: PathBuf,
@@ -39,6 +39,9 @@ struct Case {
     lacks: Vec<String>,
     nvjitlink_agrees: bool,
     nvjitlink_stderr: Vec<String>,
+    /// nvJitLink options of the case (`-kernels-used=k`), given to nvJitLink with the
+    /// inputs; its cubin then has the symbols of nvJitLink's cubin of ptxld's output.
+    nvjitlink_args: Vec<String>,
     runs: Vec<Run>,
 }
 
@@ -69,6 +72,9 @@ fn load_case(dir: &Path) -> Case {
             "output-has" => c.has.push(value.to_string()),
             "output-lacks" => c.lacks.push(value.to_string()),
             "nvjitlink-stderr" => c.nvjitlink_stderr.push(value.to_string()),
+            "nvjitlink-args" => {
+                c.nvjitlink_args = value.split_whitespace().map(String::from).collect()
+            }
             "nvjitlink" => {
                 c.nvjitlink_agrees = value == "agree" || value.starts_with("same-verdict");
                 assert!(
@@ -103,6 +109,32 @@ fn load_case(dir: &Path) -> Case {
     c
 }
 
+/// The names of an ELF file's symbols, sections and file-local labels (`.text.k`,
+/// `$k$f`) aside, and ptxld's renaming of module-local names (`_$_str$m2` is
+/// `_$_str`: nvJitLink keeps such names as they are, several times).
+fn elf_symbols(path: &Path) -> std::collections::BTreeSet<String> {
+    use object::{Object, ObjectSymbol};
+    let data = std::fs::read(path).unwrap_or_default();
+    let Ok(file) = object::File::parse(&*data) else {
+        return Default::default();
+    };
+    file.symbols()
+        .filter_map(|s| s.name().ok().map(str::to_string))
+        .filter(|n| !n.is_empty() && !n.starts_with('.') && !n.starts_with('$'))
+        .map(|n| match n.rfind("$m") {
+            Some(i)
+                if n[i + 2..]
+                    .split('_')
+                    .all(|d| d.bytes().all(|b| b.is_ascii_digit()))
+                    && n.len() > i + 2 =>
+            {
+                n[..i].to_string()
+            }
+            _ => n,
+        })
+        .collect()
+}
+
 fn cases() -> Vec<Case> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/link"))
         .unwrap()
@@ -114,12 +146,16 @@ fn cases() -> Vec<Case> {
     dirs.iter().map(|d| load_case(d)).collect()
 }
 
-/// nvJitLink's verdict (the harness counts stderr `error` lines as failures).
-fn nvjitlink_ok(c: &Case) -> Option<(bool, String)> {
+/// nvJitLink's verdict (the harness counts stderr `error` lines as failures), with
+/// the case's nvJitLink options; its cubin goes to `cubin`.
+fn nvjitlink_ok(c: &Case, cubin: &Path) -> Option<(bool, String)> {
     let so = nvidia_tool("NVJITLINK_SO", "nvidia/nvjitlink/lib/libnvJitLink.so.12")?;
     let out = Command::new("python3")
         .arg(root().join("scripts/nvjitlink.py"))
         .args(["--arch", &c.arch])
+        .arg("--cubin")
+        .arg(cubin)
+        .args(c.nvjitlink_args.iter().map(|o| format!("--option={o}")))
         .args(&c.inputs)
         .current_dir(&c.dir)
         .env("NVJITLINK_SO", so)
@@ -291,7 +327,8 @@ fn run(c: &Case, ptxas: Option<&Path>, tmp: &Path) -> Vec<String> {
             )
         ));
     }
-    if let Some((nv_ok, json)) = nvjitlink_ok(c) {
+    let nv_cubin = case_tmp.join("nvjitlink.cubin");
+    if let Some((nv_ok, json)) = nvjitlink_ok(c, &nv_cubin) {
         let agrees = nv_ok == c.expect_ok;
         if agrees != c.nvjitlink_agrees {
             problems.push(format!(
@@ -307,6 +344,24 @@ fn run(c: &Case, ptxas: Option<&Path>, tmp: &Path) -> Vec<String> {
         for want in &c.nvjitlink_stderr {
             if !said.contains(want.as_str()) {
                 problems.push(format!("nvJitLink does not say {want:?}: {json}"));
+            }
+        }
+        // With nvJitLink's options, nvJitLink keeps of the inputs what it keeps of
+        // ptxld's output without them.
+        if !c.nvjitlink_args.is_empty() && nv_ok && success {
+            let plain = Case {
+                inputs: vec![out_dir.join("out.ptx").display().to_string()],
+                nvjitlink_args: Vec::new(),
+                ..c.clone()
+            };
+            let of_output = case_tmp.join("nvjitlink-of-output.cubin");
+            nvjitlink_ok(&plain, &of_output);
+            let (want, got) = (elf_symbols(&nv_cubin), elf_symbols(&of_output));
+            if want != got {
+                problems.push(format!(
+                    "nvJitLink {:?} keeps {want:?}; of ptxld's output it keeps {got:?}",
+                    c.nvjitlink_args
+                ));
             }
         }
     }

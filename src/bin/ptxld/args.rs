@@ -300,6 +300,9 @@ fn link_options(m: &ArgMatches, job: &mut Job) {
     job.exports = strings("export");
     job.export_all = flag("export-all");
     job.print_gc_sections = flag("print-gc-sections");
+    job.kernels_used = strings("kernels-used");
+    job.variables_used = strings("variables-used");
+    job.optimize_unused_variables = flag("optimize-unused-variables");
     job.print_map = flag("print-map");
     job.trace = strings("trace-symbol");
     job.why_live = strings("why-live");
@@ -553,6 +556,31 @@ mod tests {
             ["-O3", "-lineinfo", "-v", "--maxrregcount", "32"]
         );
         assert!(parse(os(&["-o", "a", "--gpu-code", "sm_80,gfx90", "i"])).is_err());
+    }
+
+    /// nvJitLink's spellings of its options, `-optimize-unused-variables` too (GNU ld
+    /// would read `-o ptimize-unused-variables`).
+    #[test]
+    fn nvjitlink_spellings() {
+        let args = [
+            "-kernels-used=k1",
+            "-kernels-used=k2",
+            "-variables-used=v",
+            "-optimize-unused-variables",
+            "-o",
+            "out.ptx",
+            "i",
+        ];
+        let Parsed::Run(o) = parse(os(&args)).unwrap() else {
+            panic!("did not run")
+        };
+        let Mode::Link(job) = o.mode else {
+            panic!("not a link")
+        };
+        assert_eq!(job.kernels_used, ["k1", "k2"]);
+        assert_eq!(job.variables_used, ["v"]);
+        assert!(job.optimize_unused_variables);
+        assert_eq!(job.output, std::path::Path::new("out.ptx"));
     }
 
     /// The later of `--gc-sections` and `--no-gc-sections` wins, as in GNU ld, and

@@ -6,7 +6,8 @@
 //! Spellings follow GNU ld and lld: `--name VALUE` and `--name=VALUE` for options
 //! that take a value (and only for those), `-xVALUE` and `-x VALUE` for short ones,
 //! and every long option with a single dash too (`-Map=FILE`, `-gc-sections`),
-//! except those beginning with `o`, which GNU ld reads as `-o` ([`normalize`]).
+//! except those beginning with `o`, which GNU ld reads as `-o` ([`normalize`]), but
+//! for nvJitLink's `-optimize-unused-variables`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -233,6 +234,30 @@ pub const OPTIONS: &[Opt] = &[
         modes: LINK | CHECK,
         help: "Keep every .visible symbol with --gc-sections",
         ..opt("export-all", "export-all", DEAD_CODE)
+    },
+    Opt {
+        value: Value::Text("KERNEL"),
+        repeat: true,
+        help: "Keep only the kernels named (nvJitLink's -kernels-used), with what they reach",
+        more: "The other kernels, and what only they reach, are removed; every variable stays \
+               (as nvJitLink keeps them) unless --variables-used or \
+               --optimize-unused-variables says otherwise. Repeat it for each kernel.",
+        ..opt("kernels-used", "kernels-used", DEAD_CODE)
+    },
+    Opt {
+        value: Value::Text("VAR"),
+        repeat: true,
+        help: "The variables the host uses (nvJitLink's -variables-used); others stay only \
+               where kept code reaches them",
+        ..opt("variables-used", "variables-used", DEAD_CODE)
+    },
+    Opt {
+        help: "Remove the variables no kept code reaches (nvJitLink's -optimize-unused-variables)",
+        ..opt(
+            "optimize-unused-variables",
+            "optimize-unused-variables",
+            DEAD_CODE,
+        )
     },
     Opt {
         help: "List what --gc-sections removed",
@@ -564,7 +589,11 @@ pub fn normalize(args: Vec<OsString>) -> Vec<OsString> {
         } else if bytes == b"-)" {
             out.push("--end-group".into());
             continue;
-        } else if bytes.len() > 2 && bytes[0] == b'-' && bytes[1] != b'-' && bytes[1] != b'o' {
+        } else if bytes.len() > 2
+            && bytes[0] == b'-'
+            && bytes[1] != b'-'
+            && (bytes[1] != b'o' || bytes == b"-optimize-unused-variables")
+        {
             let name_end = bytes.iter().position(|&b| b == b'=').unwrap_or(bytes.len());
             let name = &bytes[1..name_end];
             let long = OPTIONS.iter().any(|o| {

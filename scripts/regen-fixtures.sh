@@ -87,7 +87,7 @@ cp "$B/g_debug.raw.s" "$O/gcc-raw/g_debug.s"
 
 # ---------------------------------------------------------------- NVRTC 12.9
 nvrtc() { python3 scripts/nvrtc_nvvm.py nvrtc "$SRC/nvrtc/$1.cu" "$O/nvrtc/$2.ptx" "${@:3}"; }
-say "nvrtc: rt_lib rt_kernels rt_fnptr rt_debug rt_debug2 rt_lineinfo rt_cluster"
+say "nvrtc: rt_lib rt_kernels rt_fnptr rt_debug rt_debug2 rt_lineinfo rt_cluster rt_prog_a rt_prog_b"
 nvrtc rt_lib      rt_lib      -rdc=true -arch=compute_80
 nvrtc rt_kernels  rt_kernels  -rdc=true -arch=compute_80
 nvrtc rt_fnptr    rt_fnptr    -rdc=true -arch=compute_80
@@ -95,6 +95,8 @@ nvrtc rt_debug    rt_debug    -rdc=true -arch=compute_80 -G
 nvrtc rt_debug2   rt_debug2   -rdc=true -arch=compute_80 -G
 nvrtc rt_lineinfo rt_lineinfo -rdc=true -arch=compute_80 -lineinfo
 nvrtc rt_cluster  rt_cluster  -rdc=true -arch=compute_90
+nvrtc rt_prog_a   rt_prog_a   -rdc=true -arch=compute_80
+nvrtc rt_prog_b   rt_prog_b   -rdc=true -arch=compute_80
 
 # ---------------------------------------------------------------- libNVVM 12.9
 nvvm() { local d=$1 n=$2; shift 2; python3 scripts/nvrtc_nvvm.py nvvm "$SRC/nvvm/$n.ll" "$O/$d/$n.ptx" "$@"; }

@@ -37,6 +37,7 @@ pub struct Build {
     verify: bool,
     gpu_code: Vec<String>,
     ptxas_options: Vec<String>,
+    fold_identical: bool,
 }
 
 impl Default for Build {
@@ -88,6 +89,7 @@ impl Build {
             verify: false,
             gpu_code: Vec::new(),
             ptxas_options: Vec::new(),
+            fold_identical: false,
         }
     }
 
@@ -156,6 +158,15 @@ impl Build {
     /// code for the one target).
     pub fn emit(&mut self, emit: OutputKind) -> &mut Build {
         self.emit = emit;
+        self
+    }
+
+    /// Folds strong definitions of one symbol that are identical (the same
+    /// header-only library compiled into two inputs) into one, instead of failing on
+    /// a duplicate (`--fold-identical`); different ones still fail, showing where
+    /// they differ.
+    pub fn fold_identical(&mut self, on: bool) -> &mut Build {
+        self.fold_identical = on;
         self
     }
 
@@ -248,6 +259,7 @@ impl Build {
             .collect::<Result<_, _>>()
             .map_err(Error::Arch)?;
         job.ptxas_options = self.ptxas_options.clone();
+        job.fold_identical = self.fold_identical;
         let runs_ptxas =
             self.verify || self.emit == OutputKind::Cubin || job.gpu_code.iter().any(|c| c.sass);
         if runs_ptxas && self.cargo_metadata {

@@ -128,6 +128,9 @@ codes! {
     // The link.
     /// Two strong definitions of one symbol.
     DuplicateSymbol = "duplicate-symbol",
+    /// Identical strong definitions of one symbol were folded into one
+    /// (`--fold-identical`).
+    FoldedIdentical = "folded-identical",
     /// A symbol is used but no module defines it.
     UndefinedSymbol = "undefined-symbol",
     /// A function is declared `.visible`/`.weak` but not defined in its module.

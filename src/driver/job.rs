@@ -89,6 +89,9 @@ pub struct Job {
     /// `--optimize-unused-variables` (nvJitLink's `-optimize-unused-variables`): a
     /// variable no kept code reaches is removed.
     pub optimize_unused_variables: bool,
+    /// `--fold-identical`: strong definitions of one symbol whose texts, and the
+    /// module-local symbols they use, are identical become one.
+    pub fold_identical: bool,
 }
 
 impl Job {
@@ -158,6 +161,7 @@ impl Job {
             kernels_used: Vec::new(),
             variables_used: Vec::new(),
             optimize_unused_variables: false,
+            fold_identical: false,
         }
     }
 }

@@ -117,6 +117,7 @@ pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {
         }),
         strip_debug: job.strip_debug,
         report_needs: job.print_map || job.map_file.is_some(),
+        fold_identical: job.fold_identical,
     }
 }
 

@@ -35,6 +35,9 @@ pub struct LinkOptions {
     /// Find what the modules use (`link::needs`) even where no target lowers: for
     /// `ptxld check` and the link map.
     pub report_needs: bool,
+    /// `--fold-identical`: strong definitions of one symbol that are identical
+    /// become one instead of a duplicate.
+    pub fold_identical: bool,
 }
 
 impl Default for LinkOptions {
@@ -44,6 +47,7 @@ impl Default for LinkOptions {
             gc: None,
             strip_debug: false,
             report_needs: false,
+            fold_identical: false,
         }
     }
 }
@@ -115,12 +119,15 @@ pub(crate) fn analyze<'a>(
         .collect();
     warnings.extend(abi_findings.into_iter().flatten());
     let t = Stopwatch::start();
-    let resolved = resolve::resolve(&inputs, &db);
+    let resolved = resolve::resolve(&inputs, &db, opts.fold_identical);
     timings.push(t.stop("resolution"));
     let (resolution, resolve_errors) = match resolved {
         Ok(r) => (Some(r), Vec::new()),
         Err(e) => (None, e),
     };
+    if let Some(r) = &resolution {
+        warnings.extend(r.folded.iter().cloned());
+    }
     let live = match (&resolution, &opts.gc) {
         (Some(r), Some(g)) => {
             warnings.extend(gc::unknown_names(&inputs, r, g));

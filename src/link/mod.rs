@@ -25,6 +25,7 @@ mod debug;
 mod dwarf;
 pub(crate) mod gc;
 pub mod header;
+mod identical;
 pub(crate) mod inputs;
 pub(crate) mod names;
 pub(crate) mod needs;

@@ -12,11 +12,12 @@
 //! * unresolved: an extern function that is used, or any extern variable, is an error,
 //!   except system calls, dynamic `.extern .shared x[]` and texture references.
 
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Code, Diagnostic, Severity};
 use crate::ir::{ItemKind, Linkage, Module, StateSpace, SymbolId, SymbolKind};
 
 use super::compat::{signature_mismatch, var_size};
 use super::db::{is_global, is_opaque_var, SymbolDb};
+use super::identical::difference;
 use super::inputs::Inputs;
 use super::inputs::ModSym;
 use super::report::Shown;
@@ -46,6 +47,9 @@ pub(crate) struct Resolution {
     /// Imports nothing defines, with the declarations concerned. They are errors,
     /// except, with `--gc-sections`, when only removed code refers to them.
     pub undefined: Vec<(Diagnostic, Vec<ModSym>)>,
+    /// A note for each set of identical definitions folded into one
+    /// (`--fold-identical`).
+    pub folded: Vec<Diagnostic>,
 }
 
 impl Resolution {
@@ -59,6 +63,8 @@ impl Resolution {
 struct Resolver<'i, 'a> {
     inputs: &'i Inputs<'a>,
     db: &'i SymbolDb<'a>,
+    /// `--fold-identical`: identical strong definitions become one.
+    fold_identical: bool,
     part: Part,
     /// The entries of the name being resolved, reused from name to name (one
     /// array per name was a fifth of a large link's allocations).
@@ -73,17 +79,24 @@ struct Part {
     binds: Vec<(ModSym, u32)>,
     undefined: Vec<(Diagnostic, Vec<ModSym>)>,
     errors: Vec<Diagnostic>,
+    /// Identical definitions folded into one (`--fold-identical`).
+    folded: Vec<Diagnostic>,
 }
 
 /// Global names per parallel task: large enough that joining the parts costs
 /// little next to resolving them.
 const GLOBALS_PER_TASK: usize = 4096;
 
-pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<Diagnostic>> {
+pub(crate) fn resolve(
+    inputs: &Inputs,
+    db: &SymbolDb,
+    fold_identical: bool,
+) -> Result<Resolution, Vec<Diagnostic>> {
     use rayon::prelude::*;
     let resolver = || Resolver {
         inputs,
         db,
+        fold_identical,
         part: Part::default(),
         entries: Vec::new(),
     };
@@ -116,6 +129,7 @@ pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<
             .map(|m| vec![None; m.symbols.len()])
             .collect(),
         undefined: Vec::new(),
+        folded: Vec::new(),
     };
     let mut errors = Vec::new();
     for part in parts {
@@ -125,6 +139,7 @@ pub(crate) fn resolve(inputs: &Inputs, db: &SymbolDb) -> Result<Resolution, Vec<
         }
         res.outs.extend(part.outs);
         res.undefined.extend(part.undefined);
+        res.folded.extend(part.folded);
         errors.extend(part.errors);
     }
     if errors.is_empty() {
@@ -243,6 +258,66 @@ impl<'a> Resolver<'_, 'a> {
         self.part.errors.push(d);
     }
 
+    /// Several strong definitions: with `--fold-identical`, identical ones are one
+    /// (true, with a note naming them; the first is kept); else a duplicate, which
+    /// with `--fold-identical` says where the definitions differ.
+    fn strong_definitions(&mut self, shown: Shown<'_>, defs: &[&Entry]) -> bool {
+        if !self.fold_identical {
+            self.duplicate(shown, defs);
+            return false;
+        }
+        let first = defs[0].s;
+        let mut folded = true;
+        for other in &defs[1..] {
+            let Some(diff) = difference(self.inputs, first, other.s) else {
+                continue;
+            };
+            folded = false;
+            let mut d = self.inputs.error_notes(
+                Code::DuplicateSymbol,
+                format!("duplicate symbol: {shown}"),
+                &[
+                    ("defined at", first, self.inputs.def_span(first)),
+                    ("defined at", other.s, self.inputs.def_span(other.s)),
+                ],
+            );
+            if let Some(local) = diff.local {
+                d = d.with_remark(format!(
+                    "not folded (--fold-identical): they use module-local {}, defined \
+                     differently",
+                    Shown(self.inputs.name(local))
+                ));
+            } else {
+                d = d.with_remark("not folded (--fold-identical): the definitions differ");
+            }
+            for (what, (s, span)) in [("first difference at", diff.a), ("and at", diff.b)] {
+                d = d.with_note(self.module(s).file, span, what);
+            }
+            self.part.errors.push(d);
+        }
+        if folded {
+            let mut d = Diagnostic::new(
+                Severity::Note,
+                Code::FoldedIdentical,
+                format!("identical definitions of {shown} folded into one (--fold-identical)"),
+            )
+            .with_note(
+                self.module(first).file,
+                self.inputs.def_span(first),
+                "kept at",
+            );
+            for other in &defs[1..] {
+                d = d.with_note(
+                    self.module(other.s).file,
+                    self.inputs.def_span(other.s),
+                    "folded at",
+                );
+            }
+            self.part.folded.push(d);
+        }
+        folded
+    }
+
     fn duplicate(&mut self, shown: Shown<'_>, defs: &[&Entry]) {
         for other in &defs[1..] {
             self.pair_error(
@@ -323,8 +398,9 @@ impl<'a> Resolver<'_, 'a> {
         let is_strong = |e: &&Entry| e.defined && e.linkage != Linkage::Weak;
         if entries.iter().filter(is_strong).nth(1).is_some() {
             let strong: Vec<&Entry> = entries.iter().filter(is_strong).collect();
-            self.duplicate(shown, &strong);
-            return;
+            if !self.strong_definitions(shown, &strong) {
+                return;
+            }
         }
         if !ok {
             return;
@@ -413,8 +489,7 @@ impl<'a> Resolver<'_, 'a> {
             .iter()
             .filter(|e| e.linkage == Linkage::Visible)
             .collect();
-        if strong.len() > 1 {
-            self.duplicate(shown, &strong);
+        if strong.len() > 1 && !self.strong_definitions(shown, &strong) {
             return;
         }
         let inited_commons: Vec<&Entry> = entries

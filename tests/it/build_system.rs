@@ -721,3 +721,32 @@ fn strip_debug_and_merged_multi_module_dwarf() {
     f.assemble_for("s.ptx", "sm_90");
     f.assemble_for("k.ptx", "sm_90");
 }
+
+/// `Build::fold_identical`: two NVRTC programs with the same library code link once
+/// folded, and are duplicates without it.
+#[test]
+fn build_api_folds_identical_definitions() {
+    let dir = scratch("build-api-fold");
+    let nvrtc = root().join("fixtures/ptx/nvrtc");
+    let build = |fold: bool| {
+        ptxld::Build::new()
+            .file(nvrtc.join("rt_prog_a.ptx"))
+            .file(nvrtc.join("rt_prog_b.ptx"))
+            .fold_identical(fold)
+            .out_dir(&dir)
+            .cargo_metadata(false)
+            .try_compile("progs")
+    };
+    let err = build(false).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("error: duplicate symbol: lib_calls"),
+        "{err}"
+    );
+    let out = build(true).unwrap();
+    let text = std::fs::read_to_string(out).unwrap();
+    // One definition of each: lib_poly's body and lib_calls once.
+    assert_eq!(text.matches("[lib_poly_param_0]").count(), 1, "{text}");
+    assert_eq!(text.matches(".u32 lib_calls;").count(), 1, "{text}");
+    assert!(text.contains(".entry prog_a_kernel") && text.contains(".entry prog_b_kernel"));
+}

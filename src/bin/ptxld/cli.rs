@@ -236,6 +236,16 @@ pub const OPTIONS: &[Opt] = &[
         ..opt("export-all", "export-all", DEAD_CODE)
     },
     Opt {
+        modes: LINK | CHECK,
+        help: "Fold identical strong definitions of one symbol into one instead of a duplicate",
+        more: "Two .visible definitions whose texts are the same byte for byte, and so are \
+               the module-local symbols they use (the same template instantiated by two \
+               NVRTC programs, one library linked twice): the first is kept, with a note \
+               naming both. Definitions that differ stay a duplicate-symbol error, which \
+               then shows where they differ.",
+        ..opt("fold-identical", "fold-identical", OUTPUT)
+    },
+    Opt {
         value: Value::Text("KERNEL"),
         repeat: true,
         help: "Keep only the kernels named (nvJitLink's -kernels-used), with what they reach",

@@ -35,7 +35,8 @@ fn to_stdout(bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
-/// Writes messages to standard error, each diagnostic line (`error: `, `warning: `)
+/// Writes messages to standard error, each diagnostic line (`error: `, `warning: `,
+/// `note: `)
 /// prefixed with `ptxld: ` as lld prefixes its own. False if they could not be
 /// written (standard error closed or full): the command then fails, since whoever
 /// runs it could not learn why.
@@ -45,7 +46,10 @@ fn to_stderr(text: &str) -> bool {
     }
     let mut out = String::with_capacity(text.len() + 64);
     for line in text.split_inclusive('\n') {
-        if line.starts_with("error: ") || line.starts_with("warning: ") {
+        if ["error: ", "warning: ", "note: "]
+            .iter()
+            .any(|w| line.starts_with(w))
+        {
             out.push_str("ptxld: ");
         }
         out.push_str(line);

@@ -362,7 +362,9 @@ def run_cases(argv):
                     if not os.path.isfile(out):
                         problems.append("ptxld wrote no output")
                     else:
-                        r = subprocess.run([ptxas, "-arch=" + c["arch"], out, "-o", os.devnull],
+                        # A partial link (-r) may keep imports: ptxas -c.
+                        partial = ["-c"] if {"-r", "--relocatable"} & set(c["ptxld_args"]) else []
+                        r = subprocess.run([ptxas, "-arch=" + c["arch"]] + partial + [out, "-o", os.devnull],
                                            capture_output=True, text=True)
                         if r.returncode != 0:
                             problems.append("ptxas -arch=%s rejects the output: %s" % (c["arch"], r.stderr.strip()[:300]))

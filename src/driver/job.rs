@@ -92,6 +92,9 @@ pub struct Job {
     /// `--fold-identical`: strong definitions of one symbol whose texts, and the
     /// module-local symbols they use, are identical become one.
     pub fold_identical: bool,
+    /// `-r` / `--relocatable`: a partial link, one PTX module that keeps the imports
+    /// nothing defines `.extern`, to be linked again.
+    pub relocatable: bool,
 }
 
 impl Job {
@@ -162,6 +165,7 @@ impl Job {
             variables_used: Vec::new(),
             optimize_unused_variables: false,
             fold_identical: false,
+            relocatable: false,
         }
     }
 }

@@ -118,6 +118,7 @@ pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {
         strip_debug: job.strip_debug,
         report_needs: job.print_map || job.map_file.is_some(),
         fold_identical: job.fold_identical,
+        relocatable: job.relocatable,
     }
 }
 
@@ -417,6 +418,19 @@ pub(super) fn link_targets_of(
 /// `--gpu-code`, each once, or those of `--arch`.
 fn targets(job: &Job, emit: OutputKind) -> Result<Vec<Option<Arch>>, Failure> {
     let usage = |what: &str| Err(fail(Code::Usage, what));
+    if job.relocatable {
+        if emit != OutputKind::Ptx {
+            return usage(
+                "-r writes a PTX module for a later link: leave out --emit and --gpu-code",
+            );
+        }
+        if job.collects_garbage() {
+            return usage(
+                "-r keeps what a later link may need: dead-code removal (--gc-sections, \
+                 --kernels-used, ...) belongs to the final link",
+            );
+        }
+    }
     if !job.gpu_code.is_empty() {
         if !job.archs.is_empty() {
             return usage("--gpu-code names the targets: leave out --arch");

@@ -38,6 +38,8 @@ pub struct LinkOptions {
     /// `--fold-identical`: strong definitions of one symbol that are identical
     /// become one instead of a duplicate.
     pub fold_identical: bool,
+    /// `-r`: a partial link, whose imports nothing defines stay `.extern`.
+    pub relocatable: bool,
 }
 
 impl Default for LinkOptions {
@@ -48,6 +50,7 @@ impl Default for LinkOptions {
             strip_debug: false,
             report_needs: false,
             fold_identical: false,
+            relocatable: false,
         }
     }
 }
@@ -119,7 +122,11 @@ pub(crate) fn analyze<'a>(
         .collect();
     warnings.extend(abi_findings.into_iter().flatten());
     let t = Stopwatch::start();
-    let resolved = resolve::resolve(&inputs, &db, opts.fold_identical);
+    let resolve_opts = resolve::ResolveOptions {
+        fold_identical: opts.fold_identical,
+        relocatable: opts.relocatable,
+    };
+    let resolved = resolve::resolve(&inputs, &db, resolve_opts);
     timings.push(t.stop("resolution"));
     let (resolution, resolve_errors) = match resolved {
         Ok(r) => (Some(r), Vec::new()),

@@ -63,8 +63,7 @@ impl Resolution {
 struct Resolver<'i, 'a> {
     inputs: &'i Inputs<'a>,
     db: &'i SymbolDb<'a>,
-    /// `--fold-identical`: identical strong definitions become one.
-    fold_identical: bool,
+    opts: ResolveOptions,
     part: Part,
     /// The entries of the name being resolved, reused from name to name (one
     /// array per name was a fifth of a large link's allocations).
@@ -87,16 +86,25 @@ struct Part {
 /// little next to resolving them.
 const GLOBALS_PER_TASK: usize = 4096;
 
+/// What a link asks of resolution beyond the rules.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ResolveOptions {
+    /// `--fold-identical`: identical strong definitions become one.
+    pub fold_identical: bool,
+    /// `-r`: an import nothing defines stays `.extern`, for a later link.
+    pub relocatable: bool,
+}
+
 pub(crate) fn resolve(
     inputs: &Inputs,
     db: &SymbolDb,
-    fold_identical: bool,
+    opts: ResolveOptions,
 ) -> Result<Resolution, Vec<Diagnostic>> {
     use rayon::prelude::*;
     let resolver = || Resolver {
         inputs,
         db,
-        fold_identical,
+        opts,
         part: Part::default(),
         entries: Vec::new(),
     };
@@ -262,7 +270,7 @@ impl<'a> Resolver<'_, 'a> {
     /// (true, with a note naming them; the first is kept); else a duplicate, which
     /// with `--fold-identical` says where the definitions differ.
     fn strong_definitions(&mut self, shown: Shown<'_>, defs: &[&Entry]) -> bool {
-        if !self.fold_identical {
+        if !self.opts.fold_identical {
             self.duplicate(shown, defs);
             return false;
         }
@@ -411,12 +419,14 @@ impl<'a> Resolver<'_, 'a> {
             .or_else(|| entries.iter().find(|e| e.defined));
         let Some(winner) = winner else {
             let system = SYSTEM_CALLS.iter().any(|s| s.as_bytes() == name);
-            if system {
+            let used = entries.iter().any(|e| self.db.is_used(e.s));
+            // `-r`: a used import stays `.extern` for the link that defines it.
+            if system || (used && self.opts.relocatable) {
                 let out = self.add_out(entries[0].s, true, None);
                 for e in entries {
                     self.bind(e.s, out);
                 }
-            } else if entries.iter().any(|e| self.db.is_used(e.s)) {
+            } else if used {
                 self.undefined(shown, entries);
             }
             // Unused imports of an undefined function vanish.
@@ -544,6 +554,20 @@ impl<'a> Resolver<'_, 'a> {
                 let align = entries.iter().filter_map(|e| e.align).max();
                 let own = first.align;
                 let out = self.add_out(first.s, true, if align != own { align } else { None });
+                for e in entries {
+                    self.bind(e.s, out);
+                }
+            } else if self.opts.relocatable {
+                // `-r`: the `.extern` declaration stays for the link that defines it
+                // (sizes must still agree).
+                for e in &entries[1..] {
+                    if let (Some(a), Some(b)) = (first.size, e.size) {
+                        if a != b {
+                            self.size_mismatch(shown, first, e);
+                        }
+                    }
+                }
+                let out = self.add_out(first.s, true, None);
                 for e in entries {
                     self.bind(e.s, out);
                 }

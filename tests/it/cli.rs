@@ -155,6 +155,30 @@ fn usage_errors_exit_1() {
     assert!(ptxld().args(["--help"]).run().status.success());
 }
 
+/// `-r` writes PTX for a later link: no container, no dead-code removal.
+#[test]
+fn partial_links_refuse_what_belongs_to_the_final_link() {
+    let dir = root().join("fixtures/link/relocatable-keeps-imports");
+    let out = scratch("relocatable-usage");
+    for (args, says) in [
+        (&["--gc-sections"][..], "dead-code removal"),
+        (&["--kernels-used", "k_a"][..], "dead-code removal"),
+        (&["--emit", "fatbin"][..], "-r writes a PTX module"),
+    ] {
+        let o = ptxld()
+            .current_dir(&dir)
+            .arg("-r")
+            .args(args)
+            .arg("-o")
+            .arg(out.join("p.ptx"))
+            .args(["1-a.ptx", "2-b.ptx"])
+            .run();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!out.join("p.ptx").exists());
+    }
+}
+
 /// A reader that closed its end of the pipe (`ptxld --help | head -0`) ends the
 /// output quietly: no panic, no error, exit status 0.
 #[test]

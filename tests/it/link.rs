@@ -121,16 +121,19 @@ fn elf_symbols(path: &Path) -> std::collections::BTreeSet<String> {
     file.symbols()
         .filter_map(|s| s.name().ok().map(str::to_string))
         .filter(|n| !n.is_empty() && !n.starts_with('.') && !n.starts_with('$'))
-        .map(|n| match n.rfind("$m") {
-            Some(i)
-                if n[i + 2..]
-                    .split('_')
-                    .all(|d| d.bytes().all(|b| b.is_ascii_digit()))
-                    && n.len() > i + 2 =>
-            {
-                n[..i].to_string()
+        .map(|mut n| {
+            while let Some(i) = n.rfind("$m") {
+                let suffix = &n[i + 2..];
+                let renamed = !suffix.is_empty()
+                    && suffix
+                        .split('_')
+                        .all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+                if !renamed {
+                    break;
+                }
+                n.truncate(i);
             }
-            _ => n,
+            n
         })
         .collect()
 }
@@ -292,8 +295,11 @@ fn run(c: &Case, ptxas: Option<&Path>, tmp: &Path) -> Vec<String> {
             }
         }
         if let Some(ptxas) = ptxas {
+            // A partial link may keep imports: ptxas -c, as for a module of a program.
+            let partial = c.args.iter().any(|a| a == "-r" || a == "--relocatable");
             let r = Command::new(ptxas)
                 .arg(format!("-arch={}", c.arch))
+                .args(partial.then_some("-c"))
                 .arg(out_dir.join("out.ptx"))
                 .arg("-o")
                 .arg(case_tmp.join("out.cubin"))
@@ -415,6 +421,98 @@ fn link_cases_match_the_rules_ptxas_and_nvjitlink() {
         .collect();
     eprintln!("{} link cases, {} failed", results.len(), failed.len());
     assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// `-r`: for every link case that links two or more inputs, a partial link of the
+/// first half and one of the second, linked together, give what the one link gives:
+/// ptxas makes a cubin with the same symbols of both (module-local names compared
+/// without ptxld's `$mN`, which a relink may add twice), and the case's
+/// `output-has:` / `output-lacks:` hold for the relinked output too (which weak
+/// definition won, which common size).
+#[test]
+fn partial_links_relink_to_the_same_result() {
+    let Some(ptxas) = ptxas() else { return };
+    let cases: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.expect_ok && c.inputs.len() >= 2 && !c.args.iter().any(|a| a == "-r"))
+        .collect();
+    assert!(cases.len() >= 40, "only {} cases", cases.len());
+    let tmp = scratch("relink");
+    let results: Vec<Vec<String>> = in_parallel(&cases, 2, |_, c| relink(c, &ptxas, &tmp));
+    let failed: Vec<String> = cases
+        .iter()
+        .zip(&results)
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(c, p)| format!("== {}\n{}", c.name, p.join("\n")))
+        .collect();
+    eprintln!("{} cases relinked, {} failed", cases.len(), failed.len());
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// What differs between case `c`'s one link and the relink of its two partial links.
+fn relink(c: &Case, ptxas: &Path, tmp: &Path) -> Vec<String> {
+    let w = tmp.join(&c.name);
+    std::fs::create_dir_all(&w).unwrap();
+    let link = |args: &[String], inputs: &[String], out: &str| {
+        let o = ptxld()
+            .current_dir(&c.dir)
+            .args(args)
+            .arg("-o")
+            .arg(w.join(out))
+            .args(inputs)
+            .run();
+        (o.status.success(), stderr(&o))
+    };
+    let half = c.inputs.len() / 2;
+    let r = ["-r".to_string()];
+    let mut problems: Vec<String> = [
+        link(&c.args, &c.inputs, "direct.ptx"),
+        link(&r, &c.inputs[..half], "p1.ptx"),
+        link(&r, &c.inputs[half..], "p2.ptx"),
+    ]
+    .into_iter()
+    .filter(|(ok, _)| !ok)
+    .map(|(_, err)| err)
+    .collect();
+    if !problems.is_empty() {
+        return problems;
+    }
+    let parts = ["p1.ptx", "p2.ptx"].map(|p| w.join(p).display().to_string());
+    let (ok, err) = link(&c.args, &parts, "relink.ptx");
+    if !ok {
+        return vec![format!("relinking the partial links: {err}")];
+    }
+    let text = std::fs::read_to_string(w.join("relink.ptx")).unwrap();
+    for h in c.has.iter().filter(|h| !text.contains(h.as_str())) {
+        problems.push(format!("relinked output lacks {h:?}"));
+    }
+    for l in c.lacks.iter().filter(|l| text.contains(l.as_str())) {
+        problems.push(format!("relinked output contains {l:?}"));
+    }
+    let mut symbols = Vec::new();
+    for name in ["direct", "relink"] {
+        let cubin = w.join(format!("{name}.cubin"));
+        let o = Command::new(ptxas)
+            .arg(format!("-arch={}", c.arch))
+            .arg(w.join(format!("{name}.ptx")))
+            .arg("-o")
+            .arg(&cubin)
+            .output()
+            .unwrap();
+        if !o.status.success() {
+            let err = String::from_utf8_lossy(&o.stderr);
+            problems.push(format!("ptxas refuses {name}.ptx: {err}"));
+        }
+        symbols.push(elf_symbols(&cubin));
+    }
+    if symbols[0] != symbols[1] {
+        problems.push(format!(
+            "symbols differ: only in the one link {:?}, only in the relink {:?}",
+            symbols[0].difference(&symbols[1]).collect::<Vec<_>>(),
+            symbols[1].difference(&symbols[0]).collect::<Vec<_>>()
+        ));
+    }
+    problems
 }
 
 /// Once parsed, an input is not read again until the writer reads its text: the

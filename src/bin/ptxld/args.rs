@@ -304,6 +304,7 @@ fn link_options(m: &ArgMatches, job: &mut Job) {
     job.variables_used = strings("variables-used");
     job.optimize_unused_variables = flag("optimize-unused-variables");
     job.fold_identical = flag("fold-identical");
+    job.relocatable = flag("relocatable");
     job.print_map = flag("print-map");
     job.trace = strings("trace-symbol");
     job.why_live = strings("why-live");

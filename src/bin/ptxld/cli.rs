@@ -236,6 +236,16 @@ pub const OPTIONS: &[Opt] = &[
         ..opt("export-all", "export-all", DEAD_CODE)
     },
     Opt {
+        short: Some('r'),
+        help: "Partial link: one PTX module that keeps unresolved imports .extern, to link again",
+        more: "What the inputs define is linked as usual (weak and common definitions stay \
+               weak and common, for the final link to decide); an import nothing defines \
+               stays an .extern declaration instead of an error. Linking partial links gives \
+               what one link of all their inputs gives. Dead-code removal belongs to the final \
+               link.",
+        ..opt("relocatable", "relocatable", OUTPUT)
+    },
+    Opt {
         modes: LINK | CHECK,
         help: "Fold identical strong definitions of one symbol into one instead of a duplicate",
         more: "Two .visible definitions whose texts are the same byte for byte, and so are \

@@ -280,9 +280,8 @@ fn machine_code_usage_errors() {
     assert!(stderr(&o).contains("sm_8x"), "{}", stderr(&o));
 }
 
-/// `Build::gpu_code`, `Build::ptxas_option` and a cubin from a build script. The
-/// driver reads `PTXAS` from the process's environment, which a test cannot set
-/// while others run: the test runs itself again in a child process that has it.
+/// `Build::gpu_code`, `Build::ptxas_option` and a cubin from a build script, in a
+/// child process that has `PTXAS` ([`in_child_with_ptxas`]).
 #[test]
 fn build_api_writes_machine_code() {
     const CHILD: &str = "PTXLD_TEST_BUILD_MACHINE_CODE_CHILD";
@@ -292,15 +291,7 @@ fn build_api_writes_machine_code() {
             return;
         };
         let d = scratch("machine-code-build-api");
-        let o = Command::new(std::env::current_exe().unwrap())
-            .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD, &d)
-            .env("PTXAS", &ptxas)
-            .output()
-            .unwrap();
-        let out = stdout(&o);
-        assert!(o.status.success(), "{out}{}", stderr(&o));
-        assert!(out.contains("1 passed"), "the child ran no test: {out}");
+        in_child_with_ptxas(NAME, CHILD, &d, &ptxas);
         assert_eq!(
             dump(&cuobjdump, &["-lelf", "-lptx"], &d.join("app.fatbin")),
             "ELF file    1: app.sm_80.cubin\nPTX file    1: app.sm_80.ptx\n"

@@ -422,15 +422,7 @@ fn build_api_verifies_with_ptxas() {
     let Some(d) = std::env::var_os(CHILD) else {
         let Some(ptxas) = ptxas() else { return };
         let d = inputs("verify-build-api", SLIP);
-        let o = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD, &d)
-            .env("PTXAS", &ptxas)
-            .output()
-            .unwrap();
-        let out = stdout(&o);
-        assert!(o.status.success(), "{out}{}", stderr(&o));
-        assert!(out.contains("1 passed"), "the child ran no test: {out}");
+        in_child_with_ptxas(NAME, CHILD, &d, &ptxas);
         return;
     };
     let d = PathBuf::from(d);

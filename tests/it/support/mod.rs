@@ -141,6 +141,26 @@ pub fn nvidia_tool(var: &str, default: &str) -> Option<PathBuf> {
     None
 }
 
+/// Runs the test `name` again in a child process of this test binary, with `child`
+/// set to `dir` and `PTXAS` to `ptxas`, and asserts that it passed: a library call
+/// that reads `PTXAS` from the process's environment cannot have it set while other
+/// tests run. The test, finding `child` set, does its part and returns.
+pub fn in_child_with_ptxas(name: &str, child: &str, dir: &Path, ptxas: &Path) {
+    let o = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(child, dir)
+        .env("PTXAS", ptxas)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("1 passed"), "the child ran no test: {out}");
+}
+
 pub fn ptxas() -> Option<PathBuf> {
     nvidia_tool("PTXAS", "nvidia/cuda_nvcc/bin/ptxas")
 }

@@ -489,9 +489,15 @@ fn fatbin_entries<'a>(
         return (0..archs.len()).map(|t| entry(t, false)).collect();
     }
     let target = |c: &GpuCode| archs.iter().position(|&a| a == Some(c.arch));
-    job.gpu_code
-        .iter()
-        .map(|c| entry(target(c).expect("each code's target is linked"), c.sass))
+    // A code given twice is one entry.
+    let codes = &job.gpu_code;
+    let first = |i: usize| !codes[..i].contains(&codes[i]);
+    (0..codes.len())
+        .filter(|&i| first(i))
+        .map(|i| {
+            let c = &codes[i];
+            entry(target(c).expect("each code's target is linked"), c.sass)
+        })
         .collect()
 }
 

@@ -420,7 +420,22 @@ impl<'a> Resolver<'_, 'a> {
         let Some(winner) = winner else {
             let system = SYSTEM_CALLS.iter().any(|s| s.as_bytes() == name);
             let used = entries.iter().any(|e| self.db.is_used(e.s));
-            // `-r`: a used import stays `.extern` for the link that defines it.
+            // `-r`: a used import stays `.extern` for the link that defines it, with
+            // the first declaration's prototype, which the others must have too.
+            if used && self.opts.relocatable && !system {
+                let first = entries[0].s;
+                let fsig = self.signature(first);
+                for e in &entries[1..] {
+                    if let Some(why) = signature_mismatch(fsig, self.signature(e.s)) {
+                        self.pair_error(
+                            Code::PrototypeMismatch,
+                            format!("prototype mismatch for {shown}: {why}"),
+                            ("declared at", first),
+                            ("declared at", e.s),
+                        );
+                    }
+                }
+            }
             if system || (used && self.opts.relocatable) {
                 let out = self.add_out(entries[0].s, true, None);
                 for e in entries {

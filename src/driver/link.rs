@@ -1,7 +1,7 @@
 //! From read inputs to linked text: parse once, select archive members, analyse
 //! the link for every target, lay out each target's output, and wrap containers.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::diag::{CheckReport, Code, Diagnostic, Diagnostics, Report, Severity};
 use crate::explain;
@@ -10,17 +10,18 @@ use crate::frontend::{parse_units, LoadOptions};
 use crate::input::Bytes;
 use crate::ir::Module;
 use crate::link::{analyze, GcOptions, HeaderOptions, LinkOptions, MergedHeader};
-use crate::options::{Arch, GpuCode, OutputKind};
+use crate::options::{Arch, OutputKind};
 use crate::select::{needs, select, Needs};
 use crate::source::SourceMap;
 use crate::timing::Stopwatch;
 use crate::verify::{assemble, find_ptxas, Target};
 use crate::write::elf::write_host_object;
-use crate::write::fatbin::{self, FatbinEntry, Payload};
+use crate::write::fatbin;
 use crate::write::layout::{layout, module_sources};
 use crate::write::rope::Rope;
 
 use super::job::{Job, MemoryInput};
+use super::machine_code;
 use super::outcome::{fail, Failure, Outcome, Output};
 use super::plan::{plan, plan_stamped, Plan, Stamp};
 
@@ -302,7 +303,7 @@ pub(super) fn link_targets_of(
     let emit = job
         .emit
         .unwrap_or_else(|| OutputKind::from_path(&job.output));
-    let archs = targets(job, emit)?;
+    let archs = machine_code::targets(job, emit)?;
     // Which targets ptxas assembles into a kept cubin.
     let keep: Vec<bool> = match emit {
         OutputKind::Cubin => vec![true],
@@ -356,7 +357,8 @@ pub(super) fn link_targets_of(
         }
         if let Some(ptxas) = &ptxas {
             let group_keep: Vec<bool> = group.iter().map(|&t| keep[t]).collect();
-            let made = assemble_targets(job, ptxas, &linked, &group_keep, &mut report)?;
+            let made =
+                machine_code::assemble_targets(job, ptxas, &linked, &group_keep, &mut report)?;
             for (&t, cubin) in group.iter().zip(made) {
                 cubins[t] = cubin;
             }
@@ -393,8 +395,9 @@ pub(super) fn link_targets_of(
         OutputKind::Ptx => ptx_output.expect("one target links for --emit ptx"),
         OutputKind::Cubin => Output::Bytes(cubins[0].take().expect("a kept cubin")),
         OutputKind::Fatbin | OutputKind::Obj => {
-            let names = identifiers(&job.output);
-            let container = fatbin::write(&fatbin_entries(job, &archs, &names, &texts, &cubins));
+            let names = machine_code::identifiers(&job.output);
+            let entries = machine_code::fatbin_entries(job, &archs, &names, &texts, &cubins);
+            let container = fatbin::write(&entries);
             Output::Bytes(if emit == OutputKind::Fatbin {
                 container
             } else {
@@ -412,170 +415,6 @@ pub(super) fn link_targets_of(
         // Set by the caller that read the files (in-memory inputs have none).
         stamps: Vec::new(),
     })
-}
-
-/// The targets `job` links for `emit`, `None` for the highest input target: those of
-/// `--gpu-code`, each once, or those of `--arch`.
-fn targets(job: &Job, emit: OutputKind) -> Result<Vec<Option<Arch>>, Failure> {
-    let usage = |what: &str| Err(fail(Code::Usage, what));
-    if job.relocatable {
-        if emit != OutputKind::Ptx {
-            return usage(
-                "-r writes a PTX module for a later link: leave out --emit and --gpu-code",
-            );
-        }
-        if job.collects_garbage() {
-            return usage(
-                "-r keeps what a later link may need: dead-code removal (--gc-sections, \
-                 --kernels-used, ...) belongs to the final link",
-            );
-        }
-    }
-    if !job.gpu_code.is_empty() {
-        if !job.archs.is_empty() {
-            return usage("--gpu-code names the targets: leave out --arch");
-        }
-        if !matches!(emit, OutputKind::Fatbin | OutputKind::Obj) {
-            return usage("--gpu-code makes a fatbin: use --emit fatbin or --emit obj");
-        }
-        let mut archs: Vec<Option<Arch>> = Vec::new();
-        for code in &job.gpu_code {
-            if !archs.contains(&Some(code.arch)) {
-                archs.push(Some(code.arch));
-            }
-        }
-        return Ok(archs);
-    }
-    match emit {
-        OutputKind::Ptx if job.archs.len() > 1 => {
-            usage("several --arch give several PTX modules: use --emit fatbin or --emit obj")
-        }
-        OutputKind::Cubin if job.archs.len() > 1 => {
-            usage("a cubin is for one --arch: use --gpu-code sm_80,sm_90 for a fatbin with several")
-        }
-        _ if job.archs.is_empty() => Ok(vec![None]),
-        _ => Ok(job.archs.iter().map(|&a| Some(a)).collect()),
-    }
-}
-
-/// The fatbin's entries: with `--gpu-code`, its codes in order (machine code from
-/// `cubins`, PTX from `texts`); otherwise one PTX entry per target.
-fn fatbin_entries<'a>(
-    job: &Job,
-    archs: &[Option<Arch>],
-    (ptx_name, cubin_name): &'a (String, String),
-    texts: &'a [Option<(Vec<u8>, MergedHeader)>],
-    cubins: &'a [Option<Vec<u8>>],
-) -> Vec<FatbinEntry<'a>> {
-    let entry = |t: usize, sass: bool| {
-        let (text, h) = texts[t].as_ref().expect("every target is linked");
-        FatbinEntry {
-            bytes: match sass {
-                true => cubins[t].as_deref().expect("a kept cubin"),
-                false => text,
-            },
-            payload: match sass {
-                true => Payload::Elf,
-                false => Payload::Ptx { version: h.version },
-            },
-            sm: h.arch.sm(),
-            suffix: h.arch.suffix(),
-            address_bits: h.address_size,
-            debug: h.debug,
-            identifier: if sass { cubin_name } else { ptx_name },
-        }
-    };
-    if job.gpu_code.is_empty() {
-        return (0..archs.len()).map(|t| entry(t, false)).collect();
-    }
-    let target = |c: &GpuCode| archs.iter().position(|&a| a == Some(c.arch));
-    // A code given twice is one entry.
-    let codes = &job.gpu_code;
-    let first = |i: usize| !codes[..i].contains(&codes[i]);
-    (0..codes.len())
-        .filter(|&i| first(i))
-        .map(|i| {
-            let c = &codes[i];
-            entry(target(c).expect("each code's target is linked"), c.sass)
-        })
-        .collect()
-}
-
-/// The names cuobjdump gives a fatbin's PTX and cubin entries, from the output's:
-/// `app.fatbin` lists `app.sm_80.ptx` and `app.sm_80.cubin`.
-fn identifiers(output: &Path) -> (String, String) {
-    let stem = match output.file_stem().and_then(|s| s.to_str()) {
-        Some(stem) if output != Path::new("-") => stem,
-        _ => "ptxld",
-    };
-    (format!("{stem}.ptx"), format!("{stem}.cubin"))
-}
-
-/// ptxas on the output of each target of `linked`: `--verify` on all, and a kept
-/// cubin for those `keep` says. What it says joins `report`; its errors, or its
-/// warnings under `--fatal-warnings`, fail the link. The cubins, one per target.
-fn assemble_targets(
-    job: &Job,
-    ptxas: &Path,
-    linked: &Linked,
-    keep: &[bool],
-    report: &mut Report,
-) -> Result<Vec<Option<Vec<u8>>>, Failure> {
-    let t = Stopwatch::start();
-    let targets: Vec<Target> = linked
-        .ptx
-        .iter()
-        .zip(keep)
-        .filter(|(_, &keep)| job.verify || keep)
-        .map(|((rope, header), &keep)| Target {
-            rope,
-            arch: header.arch,
-            keep,
-        })
-        .collect();
-    let made = assemble(
-        ptxas,
-        &job.ptxas_options,
-        &targets,
-        &linked.sources,
-        &linked.modules,
-    );
-    if job.stats {
-        report.log(t.stop("assembling with ptxas").render());
-    }
-    let found = made.diagnostics;
-    let failed = found.has_errors();
-    let warned = found.iter().any(|d| d.severity == Severity::Warning);
-    report.extend_resolved(found, &linked.sources);
-    if !failed && job.fatal_warnings && warned {
-        report.push(Diagnostic::global_error(
-            Code::FatalWarnings,
-            "warnings are errors (--fatal-warnings)",
-        ));
-    }
-    // Each target's cubin, where it was assembled and kept.
-    let mut cubins = made.cubins.into_iter();
-    let cubins: Vec<Option<Vec<u8>>> = keep
-        .iter()
-        .map(|&k| match job.verify || k {
-            true => cubins.next().flatten(),
-            false => None,
-        })
-        .collect();
-    if !report.has_errors() {
-        for (((_, header), &k), cubin) in linked.ptx.iter().zip(keep).zip(&cubins) {
-            if k && cubin.is_none() {
-                report.push(Diagnostic::global_error(
-                    Code::Ptxas,
-                    format!("{} wrote no cubin for {}", ptxas.display(), header.arch),
-                ));
-            }
-        }
-    }
-    if report.has_errors() {
-        return Err(Failure::from(std::mem::take(report)));
-    }
-    Ok(cubins)
 }
 
 /// `ptxld check`: links without writing anything and collects every finding (errors,

@@ -1,11 +1,12 @@
 //! One link job from start to finish, shared by the command line and the
 //! [`crate::build::Build`] API: resolve `-l`, read inputs and archives, choose archive
 //! members (GNU ld rules, [`crate::select`]), link once per target, wrap the result
-//! (PTX, fatbin or ELF object), write it atomically, and write the dependency file.
+//! (PTX, cubin, fatbin or ELF object), write it atomically, and write the dependency file.
 
 mod depfile;
 mod job;
 mod link;
+mod machine_code;
 mod outcome;
 mod outputs;
 mod plan;

@@ -1,0 +1,180 @@
+//! What a link writes beyond PTX: the targets a job links for its output kind
+//! (`--arch`, `--gpu-code`, `-r`), ptxas on each target's text (`--verify`, `--emit
+//! cubin`, `--gpu-code sm_NN`), and a fatbin's entries (docs/machine-code.md).
+
+use std::path::Path;
+
+use crate::diag::{Code, Diagnostic, Report, Severity};
+use crate::link::MergedHeader;
+use crate::options::{Arch, GpuCode, OutputKind};
+use crate::timing::Stopwatch;
+use crate::verify::{assemble, Target};
+use crate::write::fatbin::{FatbinEntry, Payload};
+
+use super::job::Job;
+use super::link::Linked;
+use super::outcome::{fail, Failure};
+
+/// The targets `job` links for `emit`, `None` for the highest input target: those of
+/// `--gpu-code`, each once, or those of `--arch`.
+pub(super) fn targets(job: &Job, emit: OutputKind) -> Result<Vec<Option<Arch>>, Failure> {
+    let usage = |what: &str| Err(fail(Code::Usage, what));
+    if job.relocatable {
+        if emit != OutputKind::Ptx {
+            return usage(
+                "-r writes a PTX module for a later link: leave out --emit and --gpu-code",
+            );
+        }
+        if job.collects_garbage() {
+            return usage(
+                "-r keeps what a later link may need: dead-code removal (--gc-sections, \
+                 --kernels-used, ...) belongs to the final link",
+            );
+        }
+    }
+    if !job.gpu_code.is_empty() {
+        if !job.archs.is_empty() {
+            return usage("--gpu-code names the targets: leave out --arch");
+        }
+        if !matches!(emit, OutputKind::Fatbin | OutputKind::Obj) {
+            return usage("--gpu-code makes a fatbin: use --emit fatbin or --emit obj");
+        }
+        let mut archs: Vec<Option<Arch>> = Vec::new();
+        for code in &job.gpu_code {
+            if !archs.contains(&Some(code.arch)) {
+                archs.push(Some(code.arch));
+            }
+        }
+        return Ok(archs);
+    }
+    match emit {
+        OutputKind::Ptx if job.archs.len() > 1 => {
+            usage("several --arch give several PTX modules: use --emit fatbin or --emit obj")
+        }
+        OutputKind::Cubin if job.archs.len() > 1 => {
+            usage("a cubin is for one --arch: use --gpu-code sm_80,sm_90 for a fatbin with several")
+        }
+        _ if job.archs.is_empty() => Ok(vec![None]),
+        _ => Ok(job.archs.iter().map(|&a| Some(a)).collect()),
+    }
+}
+
+/// The fatbin's entries: with `--gpu-code`, its codes in order (machine code from
+/// `cubins`, PTX from `texts`); otherwise one PTX entry per target.
+pub(super) fn fatbin_entries<'a>(
+    job: &Job,
+    archs: &[Option<Arch>],
+    (ptx_name, cubin_name): &'a (String, String),
+    texts: &'a [Option<(Vec<u8>, MergedHeader)>],
+    cubins: &'a [Option<Vec<u8>>],
+) -> Vec<FatbinEntry<'a>> {
+    let entry = |t: usize, sass: bool| {
+        let (text, h) = texts[t].as_ref().expect("every target is linked");
+        FatbinEntry {
+            bytes: match sass {
+                true => cubins[t].as_deref().expect("a kept cubin"),
+                false => text,
+            },
+            payload: match sass {
+                true => Payload::Elf,
+                false => Payload::Ptx { version: h.version },
+            },
+            sm: h.arch.sm(),
+            suffix: h.arch.suffix(),
+            address_bits: h.address_size,
+            debug: h.debug,
+            identifier: if sass { cubin_name } else { ptx_name },
+        }
+    };
+    if job.gpu_code.is_empty() {
+        return (0..archs.len()).map(|t| entry(t, false)).collect();
+    }
+    let target = |c: &GpuCode| archs.iter().position(|&a| a == Some(c.arch));
+    // A code given twice is one entry.
+    let codes = &job.gpu_code;
+    let first = |i: usize| !codes[..i].contains(&codes[i]);
+    (0..codes.len())
+        .filter(|&i| first(i))
+        .map(|i| {
+            let c = &codes[i];
+            entry(target(c).expect("each code's target is linked"), c.sass)
+        })
+        .collect()
+}
+
+/// The names cuobjdump gives a fatbin's PTX and cubin entries, from the output's:
+/// `app.fatbin` lists `app.sm_80.ptx` and `app.sm_80.cubin`.
+pub(super) fn identifiers(output: &Path) -> (String, String) {
+    let stem = match output.file_stem().and_then(|s| s.to_str()) {
+        Some(stem) if output != Path::new("-") => stem,
+        _ => "ptxld",
+    };
+    (format!("{stem}.ptx"), format!("{stem}.cubin"))
+}
+
+/// ptxas on the output of each target of `linked`: `--verify` on all, and a kept
+/// cubin for those `keep` says. What it says joins `report`; its errors, or its
+/// warnings under `--fatal-warnings`, fail the link. The cubins, one per target.
+pub(super) fn assemble_targets(
+    job: &Job,
+    ptxas: &Path,
+    linked: &Linked,
+    keep: &[bool],
+    report: &mut Report,
+) -> Result<Vec<Option<Vec<u8>>>, Failure> {
+    let t = Stopwatch::start();
+    let targets: Vec<Target> = linked
+        .ptx
+        .iter()
+        .zip(keep)
+        .filter(|(_, &keep)| job.verify || keep)
+        .map(|((rope, header), &keep)| Target {
+            rope,
+            arch: header.arch,
+            keep,
+        })
+        .collect();
+    let made = assemble(
+        ptxas,
+        &job.ptxas_options,
+        &targets,
+        &linked.sources,
+        &linked.modules,
+    );
+    if job.stats {
+        report.log(t.stop("assembling with ptxas").render());
+    }
+    let found = made.diagnostics;
+    let failed = found.has_errors();
+    let warned = found.iter().any(|d| d.severity == Severity::Warning);
+    report.extend_resolved(found, &linked.sources);
+    if !failed && job.fatal_warnings && warned {
+        report.push(Diagnostic::global_error(
+            Code::FatalWarnings,
+            "warnings are errors (--fatal-warnings)",
+        ));
+    }
+    // Each target's cubin, where it was assembled and kept.
+    let mut cubins = made.cubins.into_iter();
+    let cubins: Vec<Option<Vec<u8>>> = keep
+        .iter()
+        .map(|&k| match job.verify || k {
+            true => cubins.next().flatten(),
+            false => None,
+        })
+        .collect();
+    if !report.has_errors() {
+        for (((_, header), &k), cubin) in linked.ptx.iter().zip(keep).zip(&cubins) {
+            if k && cubin.is_none() {
+                report.push(Diagnostic::global_error(
+                    Code::Ptxas,
+                    format!("{} wrote no cubin for {}", ptxas.display(), header.arch),
+                ));
+            }
+        }
+    }
+    if report.has_errors() {
+        return Err(Failure::from(std::mem::take(report)));
+    }
+    Ok(cubins)
+}

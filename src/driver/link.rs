@@ -382,10 +382,11 @@ pub(super) fn link_targets_of(
         } else {
             let srcs = module_sources(&sources, &modules);
             for (&t, (rope, header)) in group.iter().zip(ptx) {
-                // A cubin needs the header only.
-                let text = match emit {
-                    OutputKind::Cubin => Vec::new(),
-                    _ => rope.to_vec(&srcs),
+                // The text in memory only for a PTX entry: a cubin and a machine-code
+                // entry need the header.
+                let text = match machine_code::has_ptx_entry(job, emit, archs[t]) {
+                    true => rope.to_vec(&srcs),
+                    false => Vec::new(),
                 };
                 texts[t] = Some((text, header));
             }

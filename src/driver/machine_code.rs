@@ -59,6 +59,19 @@ pub(super) fn targets(job: &Job, emit: OutputKind) -> Result<Vec<Option<Arch>>, 
     }
 }
 
+/// Whether the output has a PTX entry for `target`: every target of a fatbin without
+/// `--gpu-code`, those of its `compute_NN` codes with it, none of a cubin.
+pub(super) fn has_ptx_entry(job: &Job, emit: OutputKind, target: Option<Arch>) -> bool {
+    match emit {
+        OutputKind::Cubin => false,
+        _ if job.gpu_code.is_empty() => true,
+        _ => job
+            .gpu_code
+            .iter()
+            .any(|c| !c.sass && Some(c.arch) == target),
+    }
+}
+
 /// The fatbin's entries: with `--gpu-code`, its codes in order (machine code from
 /// `cubins`, PTX from `texts`); otherwise one PTX entry per target.
 pub(super) fn fatbin_entries<'a>(

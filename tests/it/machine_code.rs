@@ -113,6 +113,13 @@ fn a_cubin_is_what_ptxas_makes_of_the_output() {
         .collect();
     assert_eq!(regs.len(), KERNELS.len(), "{usage}");
     assert!(regs.iter().all(|&r| r <= 24), "{usage}");
+    // `-O0` reaches ptxas: other machine code than its default -O3.
+    let unoptimized = d.join("o0.cubin");
+    ok(link(
+        &ptxas,
+        &["--arch", "sm_80", "-O0", "-o", s(&unoptimized)],
+    ));
+    assert!(std::fs::read(&unoptimized).unwrap() != bytes);
     let o = link(
         &ptxas,
         &[

@@ -327,6 +327,12 @@ fn link_options(m: &ArgMatches, job: &mut Job) {
         job.ptxas_options
             .extend(["--maxrregcount".to_string(), n.to_string()]);
     }
+    if let Some(level) = last("ptxas-opt-level") {
+        job.ptxas_options.push(format!("-O{level}"));
+    }
+    if flag("lineinfo") {
+        job.ptxas_options.push("-lineinfo".to_string());
+    }
 }
 
 /// The threads to use for `requested`: never more than there is work for, that is
@@ -543,6 +549,8 @@ mod tests {
             "-Xptxas=-v",
             "--maxrregcount",
             "32",
+            "-O3",
+            "-lineinfo",
             "i",
         ];
         let Parsed::Run(o) = parse(os(&args)).unwrap() else {
@@ -555,7 +563,15 @@ mod tests {
         assert_eq!(codes, ["sm_80", "compute_90", "sm_90a"]);
         assert_eq!(
             job.ptxas_options,
-            ["-O3", "-lineinfo", "-v", "--maxrregcount", "32"]
+            [
+                "-O3",
+                "-lineinfo",
+                "-v",
+                "--maxrregcount",
+                "32",
+                "-O3",
+                "-lineinfo"
+            ]
         );
         assert!(parse(os(&["-o", "a", "--gpu-code", "sm_80,gfx90", "i"])).is_err());
     }

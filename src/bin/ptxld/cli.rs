@@ -350,6 +350,18 @@ pub const OPTIONS: &[Opt] = &[
         ..opt("maxrregcount", "maxrregcount", BUILD)
     },
     Opt {
+        short: Some('O'),
+        value: Value::OneOf("N", &["0", "1", "2", "3"]),
+        modes: LINK | CHECK,
+        help: "Give ptxas -ON, its optimization level (nvJitLink's -O)",
+        ..opt("ptxas-opt-level", "ptxas-opt-level", BUILD)
+    },
+    Opt {
+        modes: LINK | CHECK,
+        help: "Give ptxas -lineinfo: line information in the machine code (nvcc's -lineinfo)",
+        ..opt("lineinfo", "lineinfo", BUILD)
+    },
+    Opt {
         help: "Report the wall and CPU time of each phase and the peak memory",
         ..opt("stats", "stats", BUILD)
     },

@@ -377,7 +377,7 @@ fn messages_about_the_header_without_a_line_or_from_a_failed_ptxas() {
     // Output line 16 is a.ptx's, wherever the link put it.
     assert!(rest.starts_with("ptxld: warning: a.ptx:"), "{rest}");
     assert!(rest.ends_with(
-        ">>> target sm_80, output line 16\nnote: ptxas: something else\n>>> target sm_80\n"
+        ">>> target sm_80, output line 16\nptxld: note: ptxas: something else\n>>> target sm_80\n"
     ));
     assert!(!d.join("out.ptx").exists());
     // Only the closing fatal line: kept, it is all ptxas said.

@@ -145,8 +145,15 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
     // to them.
     let mut word = true;
     // Whether the opcode's word is a keyword of ptxas with digits glued to it
-    // (`bar.warp0xffffffff`), which ptxas reads as the keyword and a number.
-    let mut number_glued = false;
+    // (`bar.warp0xffffffff`), which ptxas reads as the keyword and a number: asked
+    // only at a detached modifier, which is rare.
+    let number_glued = || {
+        toks.get(i + 1).is_some_and(|m| {
+            m.kind == TokenKind::Directive
+                && m.lo == opcode.hi
+                && keyword_then_digit(src, opcode, m)
+        })
+    };
     for k in i + 1..toks.len() {
         let (a, b) = (&toks[k - 1], &toks[k]);
         let colon = punct(b, b':');
@@ -167,12 +174,11 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
         // A modifier with whitespace before it (`add.s32 .sat`).
         let detached = b.kind == TokenKind::Directive && a.hi != b.lo;
         if word {
-            if detached && number_glued {
+            if detached && number_glued() {
                 return Some((k, Slip::ModifierAfterGluedNumber));
             }
             let glued = a.hi == b.lo && b.text(src).iter().all(|&c| is(c, FOLLOW) || c == b'.');
             if b.kind == TokenKind::Directive || colon || punct(a, b':') || glued {
-                number_glued |= k == i + 1 && keyword_then_digit(src, opcode, b);
                 continue;
             }
             word = false;

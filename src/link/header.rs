@@ -3,6 +3,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Header, TexMode};
+use crate::isa::target_satisfies;
 use crate::options::{suffix_rank, Arch, PtxVersion};
 use crate::source::Span;
 
@@ -157,10 +158,16 @@ pub(crate) fn may_lower(inputs: &Inputs, opts: &HeaderOptions) -> bool {
 }
 
 /// Whether a module for `.target sm_{sm}{suffix}` is beyond `--arch
-/// sm_{want}{want_suffix}`: a higher number, or an arch- or family-specific target
-/// that the option does not name.
+/// sm_{want}{want_suffix}`: the option's target does not have what the module's
+/// offers, by the rule the instruction table's targets follow
+/// ([`target_satisfies`]: a higher number, another architecture for `a`, another
+/// family or a lower member of it for `f`). ptxas 12.9 assembles `redux.sync.min.f32`,
+/// an sm_100f instruction, for `.target sm_103f` and `sm_103a`.
 fn beyond(sm: u32, suffix: Option<u8>, want: u32, want_suffix: Option<u8>) -> bool {
-    sm > want || suffix.is_some() && (sm != want || suffix_rank(want_suffix) < suffix_rank(suffix))
+    !target_satisfies(
+        Arch::from_parts(want, want_suffix),
+        Arch::from_parts(sm, suffix),
+    )
 }
 
 /// The merged header for `opts`; `needs`, where the link scanned what its modules
@@ -409,4 +416,37 @@ pub(crate) fn merge(
             .any(|(m, &kept)| kept && m.header.target.as_ref().is_some_and(|t| t.debug)),
         address_size: bits(0),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::beyond;
+
+    /// A module's target against `--arch`: the table's target rule, measured with
+    /// ptxas 12.9 (an sm_100f instruction assembles for sm_103f and sm_103a, not for
+    /// plain sm_103).
+    #[test]
+    fn which_targets_an_arch_option_covers() {
+        let (a, f) = (Some(b'a'), Some(b'f'));
+        for (sm, suffix, want, want_suffix, is_beyond) in [
+            (80, None, 90, a, false),
+            (90, a, 90, None, true),
+            (90, a, 90, a, false),
+            (100, f, 103, f, false),
+            (100, f, 103, a, false),
+            (100, f, 103, None, true),
+            (103, f, 100, f, true),
+            (100, f, 110, f, true),
+            (100, a, 100, f, true),
+            (100, f, 100, a, false),
+        ] {
+            assert_eq!(
+                beyond(sm, suffix, want, want_suffix),
+                is_beyond,
+                "sm_{sm}{:?} under sm_{want}{:?}",
+                suffix.map(char::from),
+                want_suffix.map(char::from)
+            );
+        }
+    }
 }

@@ -304,27 +304,9 @@ pub(super) fn link_targets_of(
         .emit
         .unwrap_or_else(|| OutputKind::from_path(&job.output));
     let archs = machine_code::targets(job, emit)?;
-    // Which targets ptxas assembles into a kept cubin.
-    let keep: Vec<bool> = match emit {
-        OutputKind::Cubin => vec![true],
-        _ => archs
-            .iter()
-            .map(|&a| job.gpu_code.iter().any(|c| c.sass && Some(c.arch) == a))
-            .collect(),
-    };
+    let keep = machine_code::kept_cubins(job, emit, &archs);
     // Before anything is read: a link that needs ptxas and has none fails at once.
-    let purpose = match emit {
-        OutputKind::Cubin => "--emit cubin",
-        _ if keep.contains(&true) => "--gpu-code sm_NN",
-        _ => "--verify",
-    };
-    let ptxas = match job.verify || keep.contains(&true) {
-        true => Some(
-            find_ptxas(&|v| std::env::var_os(v), purpose)
-                .map_err(|d| Failure::from(Report::of(*d)))?,
-        ),
-        false => None,
-    };
+    let ptxas = machine_code::ptxas_for(job, emit, &keep)?;
     let first = make_plan()?;
     let groups = target_groups(&first, &archs);
     let mut first = Some(first);

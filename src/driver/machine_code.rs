@@ -2,13 +2,13 @@
 //! (`--arch`, `--gpu-code`, `-r`), ptxas on each target's text (`--verify`, `--emit
 //! cubin`, `--gpu-code sm_NN`), and a fatbin's entries (docs/machine-code.md).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::diag::{Code, Diagnostic, Report, Severity};
 use crate::link::MergedHeader;
 use crate::options::{Arch, GpuCode, OutputKind};
 use crate::timing::Stopwatch;
-use crate::verify::{assemble, Target};
+use crate::verify::{assemble, find_ptxas, Target};
 use crate::write::fatbin::{FatbinEntry, Payload};
 
 use super::job::Job;
@@ -57,6 +57,39 @@ pub(super) fn targets(job: &Job, emit: OutputKind) -> Result<Vec<Option<Arch>>, 
         _ if job.archs.is_empty() => Ok(vec![None]),
         _ => Ok(job.archs.iter().map(|&a| Some(a)).collect()),
     }
+}
+
+/// Which of the targets `archs` ptxas assembles into a cubin that the output keeps:
+/// a cubin's one target, and those of `--gpu-code`'s `sm_NN` codes.
+pub(super) fn kept_cubins(job: &Job, emit: OutputKind, archs: &[Option<Arch>]) -> Vec<bool> {
+    match emit {
+        OutputKind::Cubin => vec![true],
+        _ => archs
+            .iter()
+            .map(|&a| job.gpu_code.iter().any(|c| c.sass && Some(c.arch) == a))
+            .collect(),
+    }
+}
+
+/// The ptxas the link runs, if it runs one (`--verify`, or a cubin to keep); an
+/// error naming what needs it where none is found.
+pub(super) fn ptxas_for(
+    job: &Job,
+    emit: OutputKind,
+    keep: &[bool],
+) -> Result<Option<PathBuf>, Failure> {
+    let machine_code = keep.contains(&true);
+    if !job.verify && !machine_code {
+        return Ok(None);
+    }
+    let purpose = match emit {
+        OutputKind::Cubin => "--emit cubin",
+        _ if machine_code => "--gpu-code sm_NN",
+        _ => "--verify",
+    };
+    find_ptxas(&|v| std::env::var_os(v), purpose)
+        .map(Some)
+        .map_err(|d| Failure::from(Report::of(*d)))
 }
 
 /// Whether the output has a PTX entry for `target`: every target of a fatbin without

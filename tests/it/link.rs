@@ -295,11 +295,9 @@ fn run(c: &Case, ptxas: Option<&Path>, tmp: &Path) -> Vec<String> {
             }
         }
         if let Some(ptxas) = ptxas {
-            // A partial link may keep imports: ptxas -c, as for a module of a program.
-            let partial = c.args.iter().any(|a| a == "-r" || a == "--relocatable");
             let r = Command::new(ptxas)
                 .arg(format!("-arch={}", c.arch))
-                .args(partial.then_some("-c"))
+                .args(is_partial_link(&c.args).then_some("-c"))
                 .arg(out_dir.join("out.ptx"))
                 .arg("-o")
                 .arg(case_tmp.join("out.cubin"))
@@ -434,7 +432,7 @@ fn partial_links_relink_to_the_same_result() {
     let Some(ptxas) = ptxas() else { return };
     let cases: Vec<Case> = cases()
         .into_iter()
-        .filter(|c| c.expect_ok && c.inputs.len() >= 2 && !c.args.iter().any(|a| a == "-r"))
+        .filter(|c| c.expect_ok && c.inputs.len() >= 2 && !is_partial_link(&c.args))
         .collect();
     assert!(cases.len() >= 40, "only {} cases", cases.len());
     let tmp = scratch("relink");

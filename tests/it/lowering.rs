@@ -287,15 +287,13 @@ fn every_link_case_lowers_to_the_version_ptxas_says() {
         let text = std::fs::read_to_string(&out).unwrap();
         let version = Header::Version.of(&text);
         let name = format!("{name}.min.ptx");
-        // A partial link (`-r`) may keep imports: assembled separately.
-        let partial = args.iter().any(|a| a == "-r" || a == "--relocatable");
         lowest_accepted(
             &ptxas,
             &tmp,
             &name,
             &text,
             (Header::Version, &version),
-            partial,
+            support::is_partial_link(args),
         )
     });
     assert!(

@@ -310,32 +310,26 @@ fn build_api_writes_machine_code() {
     let d = PathBuf::from(d);
     let case = root().join(CASE);
     let files: Vec<PathBuf> = inputs().iter().map(|f| case.join(f)).collect();
-    let fatbin = ptxld::Build::new()
-        .files(&files)
-        .gpu_code("sm_80")
-        .gpu_code("compute_80")
-        .ptxas_option("-O2")
-        .emit(ptxld::OutputKind::Fatbin)
-        .out_dir(&d)
-        .cargo_metadata(false)
-        .try_compile("app")
-        .unwrap();
-    assert_eq!(fatbin, d.join("app.fatbin"));
-    let cubin = ptxld::Build::new()
-        .files(&files)
-        .arch("sm_80")
-        .emit(ptxld::OutputKind::Cubin)
-        .out_dir(&d)
-        .cargo_metadata(false)
-        .try_compile("k")
-        .unwrap();
-    assert_eq!(cubin, d.join("k.cubin"));
-    let bad = ptxld::Build::new()
-        .files(&files)
-        .gpu_code("sm_8x")
-        .emit(ptxld::OutputKind::Fatbin)
-        .out_dir(&d)
-        .cargo_metadata(false)
-        .try_compile("bad");
+    // A build of the case's inputs into `d`, with `with`'s settings, as NAME.
+    let build = |name: &str, with: &dyn Fn(&mut ptxld::Build)| {
+        let mut b = ptxld::Build::new();
+        b.files(&files).out_dir(&d).cargo_metadata(false);
+        with(&mut b);
+        b.try_compile(name)
+    };
+    let fatbin = build("app", &|b| {
+        b.gpu_code("sm_80")
+            .gpu_code("compute_80")
+            .ptxas_option("-O2")
+            .emit(ptxld::OutputKind::Fatbin);
+    });
+    assert_eq!(fatbin.unwrap(), d.join("app.fatbin"));
+    let cubin = build("k", &|b| {
+        b.arch("sm_80").emit(ptxld::OutputKind::Cubin);
+    });
+    assert_eq!(cubin.unwrap(), d.join("k.cubin"));
+    let bad = build("bad", &|b| {
+        b.gpu_code("sm_8x").emit(ptxld::OutputKind::Fatbin);
+    });
     assert!(matches!(bad, Err(ptxld::BuildError::Arch(_))), "{bad:?}");
 }

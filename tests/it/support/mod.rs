@@ -161,6 +161,12 @@ pub fn in_child_with_ptxas(name: &str, child: &str, dir: &Path, ptxas: &Path) {
     assert!(out.contains("1 passed"), "the child ran no test: {out}");
 }
 
+/// Whether ptxld `args` make a partial link (`-r`), whose output may keep imports:
+/// ptxas assembles it separately (`-c`), as a module of a program.
+pub fn is_partial_link(args: &[String]) -> bool {
+    args.iter().any(|a| a == "-r" || a == "--relocatable")
+}
+
 pub fn ptxas() -> Option<PathBuf> {
     nvidia_tool("PTXAS", "nvidia/cuda_nvcc/bin/ptxas")
 }

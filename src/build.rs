@@ -37,6 +37,7 @@ pub struct Build {
     verify: bool,
     gpu_code: Vec<String>,
     ptxas_options: Vec<String>,
+    split_kernels: Option<usize>,
     fold_identical: bool,
 }
 
@@ -89,6 +90,7 @@ impl Build {
             verify: false,
             gpu_code: Vec::new(),
             ptxas_options: Vec::new(),
+            split_kernels: None,
             fold_identical: false,
         }
     }
@@ -151,6 +153,13 @@ impl Build {
     /// Gives ptxas an option (`-O3`, `-lineinfo`) wherever the build runs it.
     pub fn ptxas_option(&mut self, option: &str) -> &mut Build {
         self.ptxas_options.push(option.to_string());
+        self
+    }
+
+    /// Assembles machine code as `parts` modules at once (ptxas each) linked into
+    /// one cubin by nvJitLink (`--split-kernels`); 1 (the default): one ptxas.
+    pub fn split_kernels(&mut self, parts: usize) -> &mut Build {
+        self.split_kernels = Some(parts);
         self
     }
 
@@ -259,6 +268,7 @@ impl Build {
             .collect::<Result<_, _>>()
             .map_err(Error::Arch)?;
         job.ptxas_options = self.ptxas_options.clone();
+        job.split_kernels = self.split_kernels;
         job.fold_identical = self.fold_identical;
         let runs_ptxas =
             self.verify || self.emit == OutputKind::Cubin || job.gpu_code.iter().any(|c| c.sass);
@@ -266,6 +276,11 @@ impl Build {
             // Read by the driver, which prints nothing for cargo.
             for name in crate::verify::ENV {
                 println!("cargo:rerun-if-env-changed={name}");
+            }
+            if self.split_kernels.is_some_and(|n| n > 1) {
+                for name in crate::verify::nvjitlink::NVJITLINK_ENV {
+                    println!("cargo:rerun-if-env-changed={name}");
+                }
             }
         }
         job.symbol = name

@@ -190,8 +190,12 @@ codes! {
     // `--verify`.
     /// No ptxas to verify the output with.
     PtxasNotFound = "ptxas-not-found",
+    /// No nvJitLink library to link cubins with.
+    NvJitLinkNotFound = "nvjitlink-not-found",
     /// ptxas rejects or warns about the output, or cannot be run on it.
     Ptxas = "ptxas",
+    /// nvJitLink cannot link the parts of a split assembly (`--split-kernels`).
+    NvJitLink = "nvjitlink",
     /// A call's operand is something ptxas does not pass: a variable of another
     /// state space than `.param` and `.reg`, a module-scope symbol, a `.param`
     /// parameter of the calling function, or a name not declared in scope.

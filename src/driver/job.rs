@@ -80,6 +80,9 @@ pub struct Job {
     /// `-Xptxas` and `--maxrregcount`: what ptxas is given, in order, wherever the
     /// link runs it (`--emit cubin`, `--gpu-code sm_NN`, `--verify`).
     pub ptxas_options: Vec<String>,
+    /// `--split-kernels N`: machine code assembled as N parts at once and linked by
+    /// nvJitLink (`None` or 1: one ptxas on the whole module).
+    pub split_kernels: Option<usize>,
     /// `--kernels-used` (nvJitLink's `-kernels-used`): only these kernels are kept,
     /// with what they reach.
     pub kernels_used: Vec<String>,
@@ -161,6 +164,7 @@ impl Job {
             verify: false,
             gpu_code: Vec::new(),
             ptxas_options: Vec::new(),
+            split_kernels: None,
             kernels_used: Vec::new(),
             variables_used: Vec::new(),
             optimize_unused_variables: false,

@@ -307,6 +307,7 @@ pub(super) fn link_targets_of(
     let keep = machine_code::kept_cubins(job, emit, &archs);
     // Before anything is read: a link that needs ptxas and has none fails at once.
     let ptxas = machine_code::ptxas_for(job, emit, &keep)?;
+    let nvjitlink = machine_code::nvjitlink_for(job, &keep)?;
     let first = make_plan()?;
     let groups = target_groups(&first, &archs);
     let mut first = Some(first);
@@ -339,8 +340,12 @@ pub(super) fn link_targets_of(
         }
         if let Some(ptxas) = &ptxas {
             let group_keep: Vec<bool> = group.iter().map(|&t| keep[t]).collect();
+            let tools = machine_code::Tools {
+                ptxas,
+                nvjitlink: nvjitlink.as_ref(),
+            };
             let made =
-                machine_code::assemble_targets(job, ptxas, &linked, &group_keep, &mut report)?;
+                machine_code::assemble_targets(job, &tools, &linked, &group_keep, &mut report)?;
             for (&t, cubin) in group.iter().zip(made) {
                 cubins[t] = cubin;
             }
@@ -433,6 +438,7 @@ pub fn check(job: &Job) -> CheckReport {
                     rope: &rope,
                     arch: analysis.headers[0].arch,
                     keep: false,
+                    part: None,
                 };
                 let made = assemble(ptxas, &job.ptxas_options, &[target], &p.sources, &p.modules);
                 found.extend(made.diagnostics);

@@ -17,6 +17,7 @@
 
 mod find;
 mod messages;
+pub(crate) mod nvjitlink;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -44,6 +45,19 @@ pub(crate) struct Target<'a> {
     pub arch: Arch,
     /// Whether the cubin is wanted (otherwise ptxas only checks the text).
     pub keep: bool,
+    /// For a part of a split assembly (`--split-kernels`): which of how many. A
+    /// part is assembled for a later link (`ptxas -c`).
+    pub part: Option<(usize, usize)>,
+}
+
+impl Target<'_> {
+    /// The target as notes name it: `sm_80`, `sm_80 part 2 of 4`.
+    fn describe(&self) -> String {
+        match self.part {
+            Some((i, n)) => format!("{} part {} of {n}", self.arch, i + 1),
+            None => self.arch.to_string(),
+        }
+    }
 }
 
 /// What ptxas made of the targets.
@@ -121,7 +135,10 @@ pub(crate) fn assemble(
 
 /// What ptxas said about one target.
 struct Run<'r> {
-    arch: Arch,
+    /// The target as notes name it ([`Target::describe`]).
+    target: String,
+    /// What its lines are lines of: `output`, or `part` of a split assembly.
+    text: &'static str,
     /// Its standard error then its standard output, as text.
     output: String,
     status: std::process::ExitStatus,
@@ -167,6 +184,7 @@ fn run<'r>(
     }
     let done = Command::new(ptxas)
         .arg(format!("-arch={}", t.arch))
+        .args(t.part.map(|_| "-c"))
         .args(options)
         .arg(&ptx)
         .arg("-o")
@@ -192,7 +210,8 @@ fn run<'r>(
     output.push('\n');
     output.push_str(&String::from_utf8_lossy(&done.stdout));
     Ok(Run {
-        arch: t.arch,
+        target: t.describe(),
+        text: if t.part.is_some() { "part" } else { "output" },
         output,
         status: done.status,
         rope: t.rope,
@@ -267,14 +286,14 @@ impl Run<'_> {
                 if let Some((file, span)) = at(&located) {
                     d = d.at(file, span);
                 }
-                let arch = self.arch;
+                let (target, text) = (&self.target, self.text);
                 d.with_remark(match (m.line, located) {
-                    (Some(n), Located::Input { .. }) => format!("target {arch}, output line {n}"),
+                    (Some(n), Located::Input { .. }) => format!("target {target}, {text} line {n}"),
                     (Some(n), _) => format!(
-                        "target {arch}, <output> line {n} (text ptxld wrote itself, from no \
+                        "target {target}, <{text}> line {n} (text ptxld wrote itself, from no \
                          input)"
                     ),
-                    (None, _) => format!("target {arch}"),
+                    (None, _) => format!("target {target}"),
                 })
             })
             .collect();
@@ -284,10 +303,10 @@ impl Run<'_> {
                     Code::Ptxas,
                     format!(
                         "ptxas failed on the output for {} ({})",
-                        self.arch, self.status
+                        self.target, self.status
                     ),
                 )
-                .with_remark(format!("target {}", self.arch)),
+                .with_remark(format!("target {}", self.target)),
             );
         }
         out

@@ -6,6 +6,7 @@
 //! * [`layout`]: the merged module of a link's analysis, spliced from the inputs;
 //! * [`rope`]: the output as ranges of the inputs and new text, and writing it;
 //! * `assemble.rs`: the output in chunks read from the inputs ahead of the writer;
+//! * `split.rs`: the merged module cut into parts for ptxas (`--split-kernels`);
 //! * [`origin`]: the input bytes that lines of the output were spliced from;
 //! * [`output`]: output files replaced atomically, special files written in place;
 //! * `temporary.rs`: the temporaries they are written to, and sweeping leftovers;
@@ -24,6 +25,7 @@ pub mod layout;
 pub mod origin;
 pub mod output;
 pub mod rope;
+pub(crate) mod split;
 mod temporary;
 
 pub(crate) use temporary::RemovedOnSignal;

@@ -354,12 +354,76 @@ impl Rope {
         w.flush()
     }
 
+    /// Its pieces with the output offset each begins at, to cut ranges of its text
+    /// into other ropes ([`Rope::push_range`]).
+    pub fn index(&self) -> RopeIndex<'_> {
+        let pieces: Vec<Piece> = self.pieces.iter().copied().collect();
+        let mut starts = Vec::with_capacity(pieces.len() + 1);
+        let mut at = 0u64;
+        for p in &pieces {
+            starts.push(at);
+            at += u64::from(p.len);
+        }
+        starts.push(at);
+        RopeIndex {
+            rope: self,
+            pieces,
+            starts,
+        }
+    }
+
+    /// Appends bytes `lo..hi` of the text `from` indexes, as pieces of the same
+    /// inputs: a part cut from the merged module still knows which input byte each
+    /// of its lines came from (ptxas's messages about a part point at the inputs).
+    pub fn push_range(&mut self, from: &RopeIndex<'_>, lo: u64, hi: u64) {
+        debug_assert!(lo <= hi && hi <= from.len());
+        let mut i = from.starts.partition_point(|&s| s <= lo).saturating_sub(1);
+        let mut at = lo;
+        while at < hi {
+            let p = from.pieces[i];
+            let (start, end) = (from.starts[i], from.starts[i + 1]);
+            let (a, b) = (at - start, hi.min(end) - start);
+            if b > a {
+                let len = (b - a) as u32;
+                match p.src {
+                    ARENA => {
+                        let lo = (p.lo + a) as usize;
+                        self.push_bytes(&from.rope.arena[lo..lo + len as usize]);
+                    }
+                    src => self.push(src, p.lo + a, len),
+                }
+            }
+            at = hi.min(end);
+            i += 1;
+        }
+    }
+
     /// True if `p` is source bytes of a module with a file.
     pub(super) fn in_file(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
         p.src & KEPT == 0
             && srcs[p.src as usize]
                 .pages
                 .is_some_and(Bytes::is_readable_file)
+    }
+}
+
+/// A rope's pieces with their output offsets ([`Rope::index`]).
+pub struct RopeIndex<'r> {
+    rope: &'r Rope,
+    pieces: Vec<Piece>,
+    /// `starts[i]`: the output offset of `pieces[i]`; one more: the length.
+    starts: Vec<u64>,
+}
+
+impl RopeIndex<'_> {
+    /// The indexed text's length.
+    pub fn len(&self) -> u64 {
+        *self.starts.last().expect("one start more than pieces")
+    }
+
+    /// True if the indexed text is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -641,6 +705,37 @@ mod tests {
         let mut out = Vec::new();
         r.write_to(&srcs, &mut out, None).unwrap();
         assert_eq!(out, want);
+    }
+
+    /// Every range of a rope, cut into another, is the same bytes from the same
+    /// sources: input ranges stay input pieces, new text is copied.
+    #[test]
+    fn a_range_cut_from_a_rope_is_its_bytes_from_the_same_inputs() {
+        let a: &[u8] = b"hello world";
+        let b: &[u8] = b"0123456789";
+        let mut r = Rope::new();
+        r.push_src(0, 0, 6);
+        r.push_bytes(b"big ");
+        r.push_src(1, 2, 4);
+        r.push_src(0, 6, 11);
+        let srcs = texts(&[a, b]);
+        let whole = r.to_vec(&srcs);
+        let index = r.index();
+        assert_eq!(index.len(), whole.len() as u64);
+        for lo in 0..=whole.len() {
+            for hi in lo..=whole.len() {
+                let mut cut = Rope::new();
+                cut.push_range(&index, lo as u64, hi as u64);
+                assert_eq!(cut.to_vec(&srcs), &whole[lo..hi], "{lo}..{hi}");
+                assert_eq!(cut.len(), (hi - lo) as u64);
+            }
+        }
+        let mut cut = Rope::new();
+        cut.push_range(&index, 1, 5);
+        assert_eq!(
+            cut.pieces.iter().map(|p| p.text()).collect::<Vec<_>>(),
+            [PieceText::Source(0)]
+        );
     }
 
     #[test]

@@ -513,6 +513,108 @@ fn relink(c: &Case, ptxas: &Path, tmp: &Path) -> Vec<String> {
     problems
 }
 
+/// `--split-kernels` (docs/machine-code.md): for every case that links, the cubin
+/// nvJitLink links from 2 and from 3 separately assembled parts has the kernels and
+/// the variables of the cubin one ptxas makes of the whole output (functions are
+/// compared by neither: whole-program ptxas renames the copies it keeps).
+#[test]
+fn split_assembly_keeps_every_kernel_and_variable() {
+    let Some(ptxas) = ptxas() else { return };
+    let Some(nvjitlink) = nvidia_tool("NVJITLINK_SO", "nvidia/nvjitlink/lib/libnvJitLink.so.12")
+    else {
+        return;
+    };
+    let cases: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.expect_ok && !is_partial_link(&c.args))
+        .collect();
+    let tmp = scratch("split");
+    let results: Vec<(usize, Vec<String>)> =
+        in_parallel(&cases, 2, |_, c| split_parts(c, &ptxas, &nvjitlink, &tmp));
+    let split = results.iter().filter(|(kernels, _)| *kernels >= 2).count();
+    let failed: Vec<String> = cases
+        .iter()
+        .zip(&results)
+        .filter(|(_, (_, p))| !p.is_empty())
+        .map(|(c, (_, p))| format!("== {}\n{}", c.name, p.join("\n")))
+        .collect();
+    eprintln!(
+        "{} cases, {split} with two kernels or more split, {} failed",
+        cases.len(),
+        failed.len()
+    );
+    assert!(split >= 20, "only {split} cases split");
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// Case `c` assembled whole and in 2 and 3 parts: its number of kernels, and what
+/// differs.
+fn split_parts(c: &Case, ptxas: &Path, nvjitlink: &Path, tmp: &Path) -> (usize, Vec<String>) {
+    let w = tmp.join(&c.name);
+    std::fs::create_dir_all(&w).unwrap();
+    let mut problems = Vec::new();
+    let mut made = Vec::new();
+    for parts in ["1", "2", "3"] {
+        let cubin = w.join(format!("{parts}.cubin"));
+        // DWARF names the code of every part: split links leave it out.
+        let o = ptxld()
+            .env("PTXAS", Some(ptxas.as_os_str()))
+            .env("NVJITLINK", Some(nvjitlink.as_os_str()))
+            .current_dir(&c.dir)
+            .args(&c.args)
+            .args(["--strip-debug", "--emit", "cubin"])
+            .args(match c.args.iter().any(|a| a.starts_with("--arch")) {
+                true => vec![],
+                false => vec!["--arch", &c.arch],
+            })
+            .args(["--split-kernels", parts, "-o"])
+            .arg(&cubin)
+            .args(&c.inputs)
+            .run();
+        if !o.status.success() {
+            problems.push(format!("--split-kernels {parts}: {}", stderr(&o)));
+            continue;
+        }
+        made.push((parts, kernels_and_variables(&cubin)));
+    }
+    let kernels = made.first().map_or(0, |(_, (k, _))| k.len());
+    for (parts, got) in &made[1.min(made.len())..] {
+        if *got != made[0].1 {
+            problems.push(format!(
+                "{parts} parts: kernels and variables {got:?}, one ptxas {:?}",
+                made[0].1
+            ));
+        }
+    }
+    (kernels, problems)
+}
+
+/// A cubin's kernels (CUDA's `STO_ENTRY` symbols) and variables, by name.
+fn kernels_and_variables(
+    path: &Path,
+) -> (
+    std::collections::BTreeSet<String>,
+    std::collections::BTreeSet<String>,
+) {
+    use object::read::elf::{ElfFile64, Sym};
+    use object::{Object, ObjectSymbol, SymbolKind};
+    const STO_ENTRY: u8 = 0x10;
+    let data = std::fs::read(path).unwrap();
+    let file = ElfFile64::<object::Endianness>::parse(&*data).unwrap();
+    let (mut kernels, mut variables) = (Default::default(), Default::default());
+    for s in file.symbols() {
+        let name = s.name().unwrap().to_string();
+        let entry = s.elf_symbol().st_other() & STO_ENTRY != 0;
+        let set: &mut std::collections::BTreeSet<String> = match s.kind() {
+            SymbolKind::Text if entry => &mut kernels,
+            SymbolKind::Data => &mut variables,
+            _ => continue,
+        };
+        set.insert(name);
+    }
+    (kernels, variables)
+}
+
 /// Once parsed, an input is not read again until the writer reads its text: the
 /// layout takes the callers' `.param` declarations (argument alignments), `.alias`
 /// directives and GCC's `//:FUNC_MAP` comments from what parsing kept. An input kept

@@ -225,6 +225,158 @@ fn ptxas_errors_point_at_the_inputs() {
     assert!(!d.join("k.cubin").exists());
 }
 
+fn nvjitlink() -> Option<PathBuf> {
+    nvidia_tool("NVJITLINK_SO", "nvidia/nvjitlink/lib/libnvJitLink.so.12")
+}
+
+/// `--split-kernels` (docs/machine-code.md): the kernels assembled in parts linked by
+/// nvJitLink, in a cubin and in a fatbin's machine code; the same bytes from run to
+/// run and at any thread count; `-v` says how the kernels were shared out.
+#[test]
+fn split_assembly_makes_one_cubin_of_the_parts() {
+    let (Some(ptxas), Some(cuobjdump), Some(nvjitlink)) = (ptxas(), cuobjdump(), nvjitlink())
+    else {
+        return;
+    };
+    let d = scratch("machine-code-split");
+    let split = |args: &[&str]| {
+        ok(ptxld()
+            .env("PTXAS", Some(ptxas.as_os_str()))
+            .env("NVJITLINK", Some(nvjitlink.as_os_str()))
+            .current_dir(root().join(CASE))
+            .args(args)
+            .args(inputs())
+            .run())
+    };
+    let cubin = d.join("k.cubin");
+    let o = split(&[
+        "-v",
+        "--arch",
+        "sm_80",
+        "--split-kernels",
+        "4",
+        "-o",
+        s(&cubin),
+    ]);
+    assert!(
+        stderr(&o).contains(
+            "--split-kernels: sm_80 in 4 parts of 1, 1, 2, 2 kernels, linked by nvJitLink 12."
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let sass = dump(&cuobjdump, &["-sass"], &cubin);
+    for k in KERNELS {
+        assert_eq!(sass_functions(&sass, k), 1, "{k} in\n{sass}");
+    }
+    let bytes = std::fs::read(&cubin).unwrap();
+    for j in ["1", "2"] {
+        let again = d.join(format!("j{j}.cubin"));
+        split(&[
+            "-j",
+            j,
+            "--arch",
+            "sm_80",
+            "--split-kernels",
+            "4",
+            "-o",
+            s(&again),
+        ]);
+        assert!(std::fs::read(&again).unwrap() == bytes, "-j {j}");
+    }
+    // More parts than kernels: one each.
+    let o = split(&[
+        "-v",
+        "--arch",
+        "sm_80",
+        "--split-kernels",
+        "9",
+        "-o",
+        s(&cubin),
+    ]);
+    assert!(
+        stderr(&o).contains("in 6 parts of 1, 1, 1, 1, 1, 1 kernels"),
+        "{}",
+        stderr(&o)
+    );
+    let fb = d.join("app.fatbin");
+    split(&[
+        "--gpu-code",
+        "sm_80,sm_90,compute_90",
+        "--split-kernels",
+        "3",
+        "-o",
+        s(&fb),
+    ]);
+    assert_eq!(
+        dump(&cuobjdump, &["-lelf", "-lptx"], &fb),
+        "ELF file    1: app.sm_80.cubin\nELF file    2: app.sm_90.cubin\n\
+         PTX file    1: app.sm_90.ptx\n"
+    );
+    let sass = dump(&cuobjdump, &["-sass"], &fb);
+    for k in KERNELS {
+        assert_eq!(sass_functions(&sass, k), 2, "{k} in\n{sass}");
+    }
+    // Without nvJitLink: refused before anything is read, and nothing written.
+    let none = d.join("none.cubin");
+    let o = ptxld()
+        .env("PTXAS", Some(ptxas.as_os_str()))
+        .env(
+            "NVJITLINK",
+            Some("/nonexistent-ptxld/libnvJitLink.so".as_ref()),
+        )
+        .current_dir(root().join(CASE))
+        .args(["--split-kernels", "2", "-o", s(&none)])
+        .args(inputs())
+        .run();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "NVJITLINK is /nonexistent-ptxld/libnvJitLink.so, which does not exist; \
+             --split-kernels needs nvJitLink"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!none.exists());
+}
+
+/// ptxas's message about a part points at the input line, and names the part.
+#[test]
+fn split_assembly_errors_point_at_the_inputs() {
+    let (Some(ptxas), Some(nvjitlink)) = (ptxas(), nvjitlink()) else {
+        return;
+    };
+    let d = scratch("machine-code-split-error");
+    std::fs::write(
+        d.join("k.ptx"),
+        ".version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry k()\n{\n\
+         \t.reg .b64 %rd<3>;\n\tadd.f32 %rd1, %rd2, %rd1;\n\tret;\n}\n\
+         .visible .entry k2()\n{\n\tret;\n}\n",
+    )
+    .unwrap();
+    let o = ptxld()
+        .env("PTXAS", Some(ptxas.as_os_str()))
+        .env("NVJITLINK", Some(nvjitlink.as_os_str()))
+        .current_dir(&d)
+        .args(["--split-kernels", "2", "-o", "k.cubin", "k.ptx"])
+        .run();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with(
+            "ptxld: error: k.ptx:8:2: ptxas: Arguments mismatch for instruction 'add'\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("target sm_80 part 1 of 2, part line 7"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("k.cubin").exists());
+}
+
 /// What cannot be linked is refused before anything is read, with what to do.
 #[test]
 fn machine_code_usage_errors() {
@@ -267,6 +419,10 @@ fn machine_code_usage_errors() {
     refused(
         &["--gpu-code", "sm_80,compute_80", "-o", &out("a.fatbin")],
         "--gpu-code sm_NN needs ptxas",
+    );
+    refused(
+        &["--split-kernels", "2", "-o", &out("a.ptx")],
+        "--split-kernels splits ptxas's work on machine code: use it with --emit cubin",
     );
     // PTX alone needs no ptxas.
     ok(ptxld()

@@ -323,6 +323,7 @@ fn link_options(m: &ArgMatches, job: &mut Job) {
         .filter(|o| !o.is_empty())
         .map(str::to_string)
         .collect();
+    job.split_kernels = m.get_one::<usize>("split-kernels").copied();
     if let Some(n) = m.get_one::<usize>("maxrregcount") {
         job.ptxas_options
             .extend(["--maxrregcount".to_string(), n.to_string()]);

@@ -345,6 +345,17 @@ pub const OPTIONS: &[Opt] = &[
     },
     Opt {
         value: Value::Positive("N"),
+        modes: LINK,
+        help: "Assemble machine code as N parts in parallel, linked by nvJitLink",
+        more: "The kernels are shared out among N modules (each with copies of the \
+               functions it calls, and the program's variables defined in one part and \
+               declared in the others), ptxas -c assembles them at once, and nvJitLink links \
+               the cubins into one. For --emit cubin and --gpu-code sm_NN; needs nvJitLink \
+               (NVJITLINK, CUDA_HOME or the loader's path). See docs/machine-code.md.",
+        ..opt("split-kernels", "split-kernels", BUILD)
+    },
+    Opt {
+        value: Value::Positive("N"),
         modes: LINK | CHECK,
         help: "Give ptxas --maxrregcount N: at most N registers per thread",
         ..opt("maxrregcount", "maxrregcount", BUILD)

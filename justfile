@@ -39,6 +39,12 @@ bench:
 bench-cross:
     cargo bench --bench parse -- cross
 
+# --split-kernels against one ptxas, same rounds: a libdevice-heavy set (~1 min) and, with
+# SETS=libdevice,cross, the 105 MB cross set (made by bench-cross; tens of minutes on 2 cores).
+bench-split SETS="libdevice" PARTS="2,4,16" ROUNDS="3": tools
+    cargo build --release --quiet
+    bash -c 'source scripts/tools.env && python3 scripts/split_bench.py --sets {{SETS}} --parts {{PARTS}} --rounds {{ROUNDS}}'
+
 # bench-cross with another revision's ptxld timed in the same rounds (default: the last commit).
 bench-against REV="HEAD":
     #!/usr/bin/env bash

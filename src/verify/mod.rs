@@ -46,7 +46,8 @@ pub(crate) struct Target<'a> {
     /// Whether the cubin is wanted (otherwise ptxas only checks the text).
     pub keep: bool,
     /// For a part of a split assembly (`--split-kernels`): which of how many. A
-    /// part is assembled for a later link (`ptxas -c`).
+    /// part is assembled for a later link: `ptxas -ewp` (extensible whole program: whole
+    /// program code, with the variables other parts define left to nvJitLink).
     pub part: Option<(usize, usize)>,
 }
 
@@ -184,7 +185,7 @@ fn run<'r>(
     }
     let done = Command::new(ptxas)
         .arg(format!("-arch={}", t.arch))
-        .args(t.part.map(|_| "-c"))
+        .args(t.part.map(|_| "-ewp"))
         .args(options)
         .arg(&ptx)
         .arg("-o")

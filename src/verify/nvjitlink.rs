@@ -1,5 +1,5 @@
-//! NVIDIA's nvJitLink, loaded at run time: it links relocatable cubins (`ptxas -c`)
-//! into one executable cubin. It is loaded rather than linked against so that ptxld
+//! NVIDIA's nvJitLink, loaded at run time: it links the cubins of a split assembly
+//! (`ptxas -ewp` or `-c`, docs/machine-code.md) into one executable cubin. It is loaded rather than linked against so that ptxld
 //! builds and runs without a CUDA toolkit; only what links cubins needs it.
 //!
 //! Which library: `$NVJITLINK`, else the newest `libnvJitLink.so*` in

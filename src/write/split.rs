@@ -1,15 +1,17 @@
 //! `--split-kernels N`: the merged module cut into N modules that ptxas assembles
-//! separately (`ptxas -c`, in parallel) and nvJitLink links back into one cubin
+//! separately (`ptxas -ewp`, in parallel) and nvJitLink links back into one cubin
 //! (docs/machine-code.md, "Split assembly").
 //!
 //! Each part is a whole program for its kernels, cut from the merged text:
 //!
 //! * the kernels are shared out by size (each kernel with the functions it reaches);
-//! * a function is defined in every part that reaches it: the first keeps its
-//!   linkage, the others get a module-local copy (ptxas may inline it there, and
-//!   copies of one name in several cubins are separate local symbols to nvJitLink);
-//! * `.shared` and `.local` variables are copied the same way: they live per CTA or
-//!   per thread, and every access a kernel makes goes through its own part's copy;
+//! * a function is defined in every part that reaches it, module-local, as
+//!   whole-program ptxas treats every function that is not a kernel (it compiles
+//!   it into each kernel that calls it); copies of one name in several cubins are
+//!   separate local symbols to nvJitLink;
+//! * `.shared` and `.local` variables are copied too (module-local after the first
+//!   part): they live per CTA or per thread, and every access a kernel makes goes
+//!   through its own part's copy;
 //! * any other variable is one object of the program: the first part that reaches it
 //!   defines it (`.visible` if it was module-local and other parts use it), the
 //!   others declare it `.extern`;
@@ -64,7 +66,8 @@ pub(crate) fn split(module: &Module, text: &[u8], parts: usize) -> Result<Vec<Pa
     {
         return Err(
             "the link has DWARF debug sections (-g inputs), which refer to the code of \
-                    every part: link without them, or without --split-kernels"
+                    every part: add --strip-debug (line information stays), or leave out \
+                    --split-kernels"
                 .into(),
         );
     }
@@ -150,8 +153,8 @@ impl Graph {
 
 /// The roots of each part: the kernels, shared out largest first to the part with
 /// the least code so far (a kernel's size counts the functions it reaches); part 0
-/// also gets whatever no kernel reaches, so the parts together define everything
-/// the merged module does.
+/// also gets the variables no kernel reaches (the host may use them). A function no
+/// kernel or variable reaches is in no part: whole-program ptxas leaves it out too.
 fn share_out(m: &Module, g: &Graph, kernels: &[SymbolId], parts: usize) -> Vec<Vec<SymbolId>> {
     let mut seen = vec![false; m.symbols.len()];
     let mut weighed: Vec<(u64, SymbolId)> = kernels
@@ -183,7 +186,9 @@ fn share_out(m: &Module, g: &Graph, kernels: &[SymbolId], parts: usize) -> Vec<V
     g.reach(kernels, &mut seen, &|_| false);
     roots[0].extend(
         m.symbols_with_ids()
-            .filter(|&(id, s)| !seen[id.0 as usize] && s.is_defined())
+            .filter(|&(id, s)| {
+                !seen[id.0 as usize] && s.kind == SymbolKind::Variable && s.is_defined()
+            })
             .map(|(id, _)| id),
     );
     roots
@@ -254,7 +259,7 @@ impl Plan {
                         true => Role::Copy,
                         false => Role::Declare,
                     }
-                } else if i > 0 && sym.is_defined() {
+                } else if sym.is_defined() && (sym.kind == SymbolKind::Function || i > 0) {
                     Role::Local
                 } else {
                     Role::Copy
@@ -426,7 +431,7 @@ mod tests {
             "{a}"
         );
         assert!(a.contains(".visible .global .align 4 .u32 lv = 5;"), "{a}");
-        assert!(a.contains(".visible .func (.param .u32 r) f"), "{a}");
+        assert!(a.contains("\n.func (.param .u32 r) f"), "{a}");
         assert!(b.contains(".extern .global .align 4 .u32 g[2];"), "{b}");
         assert!(b.contains(".extern .global .align 4 .u32 lv;"), "{b}");
         assert!(b.contains("\n.func (.param .u32 r) f"), "{b}");
@@ -467,6 +472,6 @@ mod tests {
         );
         let got = parts(&src, 4);
         assert_eq!(got.len(), 1);
-        assert!(got[0].0.contains(".visible .func unused()"));
+        assert!(!got[0].0.contains("unused"));
     }
 }

@@ -443,14 +443,14 @@ fn machine_code_usage_errors() {
     assert!(stderr(&o).contains("sm_8x"), "{}", stderr(&o));
 }
 
-/// `Build::gpu_code`, `Build::ptxas_option` and a cubin from a build script, in a
+/// `Build::gpu_code`, `Build::ptxas_option`, a cubin and a split cubin from a build script, in a
 /// child process that has `PTXAS` ([`in_child_with_ptxas`]).
 #[test]
 fn build_api_writes_machine_code() {
     const CHILD: &str = "PTXLD_TEST_BUILD_MACHINE_CODE_CHILD";
     const NAME: &str = "machine_code::build_api_writes_machine_code";
     let Some(d) = std::env::var_os(CHILD) else {
-        let (Some(ptxas), Some(cuobjdump)) = (ptxas(), cuobjdump()) else {
+        let (Some(ptxas), Some(cuobjdump), Some(_)) = (ptxas(), cuobjdump(), nvjitlink()) else {
             return;
         };
         let d = scratch("machine-code-build-api");
@@ -459,8 +459,14 @@ fn build_api_writes_machine_code() {
             dump(&cuobjdump, &["-lelf", "-lptx"], &d.join("app.fatbin")),
             "ELF file    1: app.sm_80.cubin\nPTX file    1: app.sm_80.ptx\n"
         );
-        let usage = dump(&cuobjdump, &["-res-usage"], &d.join("k.cubin"));
-        assert_eq!(usage.matches("REG:").count(), KERNELS.len(), "{usage}");
+        for cubin in ["k.cubin", "k3.cubin"] {
+            let usage = dump(&cuobjdump, &["-res-usage"], &d.join(cubin));
+            assert_eq!(
+                usage.matches("REG:").count(),
+                KERNELS.len(),
+                "{cubin}: {usage}"
+            );
+        }
         return;
     };
     let d = PathBuf::from(d);
@@ -484,6 +490,12 @@ fn build_api_writes_machine_code() {
         b.arch("sm_80").emit(ptxld::OutputKind::Cubin);
     });
     assert_eq!(cubin.unwrap(), d.join("k.cubin"));
+    let split = build("k3", &|b| {
+        b.arch("sm_80")
+            .emit(ptxld::OutputKind::Cubin)
+            .split_kernels(3);
+    });
+    assert_eq!(split.unwrap(), d.join("k3.cubin"));
     let bad = build("bad", &|b| {
         b.gpu_code("sm_8x").emit(ptxld::OutputKind::Fatbin);
     });

@@ -349,7 +349,7 @@ pub const OPTIONS: &[Opt] = &[
         help: "Assemble machine code as N parts in parallel, linked by nvJitLink",
         more: "The kernels are shared out among N modules (each with copies of the \
                functions it calls, and the program's variables defined in one part and \
-               declared in the others), ptxas -c assembles them at once, and nvJitLink links \
+               declared in the others), ptxas assembles them at once, and nvJitLink links \
                the cubins into one. For --emit cubin and --gpu-code sm_NN; needs nvJitLink \
                (NVJITLINK, CUDA_HOME or the loader's path). See docs/machine-code.md.",
         ..opt("split-kernels", "split-kernels", BUILD)

@@ -142,14 +142,19 @@ pub fn nvidia_tool(var: &str, default: &str) -> Option<PathBuf> {
 }
 
 /// Runs the test `name` again in a child process of this test binary, with `child`
-/// set to `dir` and `PTXAS` to `ptxas`, and asserts that it passed: a library call
-/// that reads `PTXAS` from the process's environment cannot have it set while other
-/// tests run. The test, finding `child` set, does its part and returns.
+/// set to `dir`, `PTXAS` to `ptxas` and `NVJITLINK` to nvJitLink where it is
+/// installed, and asserts that it passed: a library call that reads them from the
+/// process's environment cannot have them set while other tests run. The test,
+/// finding `child` set, does its part and returns.
 pub fn in_child_with_ptxas(name: &str, child: &str, dir: &Path, ptxas: &Path) {
+    let nvjitlink = std::env::var_os("NVJITLINK_SO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".tools/nv/nvidia/nvjitlink/lib/libnvJitLink.so.12"));
     let o = std::process::Command::new(std::env::current_exe().unwrap())
         .args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(child, dir)
         .env("PTXAS", ptxas)
+        .env("NVJITLINK", nvjitlink)
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);

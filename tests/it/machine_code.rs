@@ -198,31 +198,42 @@ fn a_fatbin_has_ptxas_cubins_and_ptx_in_the_order_given() {
     assert!(section == &data[..]);
 }
 
-/// A slip ptxas refuses is reported at the input line, and nothing is written.
+/// A slip ptxas refuses is reported at the input line, and nothing is written; the
+/// same in a split assembly, whose note names the part.
 #[test]
 fn ptxas_errors_point_at_the_inputs() {
-    let Some(ptxas) = ptxas() else { return };
+    let (Some(ptxas), Some(nvjitlink)) = (ptxas(), nvjitlink()) else {
+        return;
+    };
     let d = scratch("machine-code-error");
     std::fs::write(
         d.join("k.ptx"),
         ".version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry k()\n{\n\
-         \t.reg .b64 %rd<3>;\n\tadd.f32 %rd1, %rd2, %rd1;\n\tret;\n}\n",
+         \t.reg .b64 %rd<3>;\n\tadd.f32 %rd1, %rd2, %rd1;\n\tret;\n}\n\
+         .visible .entry k2()\n{\n\tret;\n}\n",
     )
     .unwrap();
-    let o = ptxld()
-        .env("PTXAS", Some(ptxas.as_os_str()))
-        .current_dir(&d)
-        .args(["-o", "k.cubin", "k.ptx"])
-        .run();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).starts_with(
-            "ptxld: error: k.ptx:8:2: ptxas: Arguments mismatch for instruction 'add'\n"
-        ),
-        "{}",
-        stderr(&o)
-    );
-    assert!(!d.join("k.cubin").exists());
+    for (parts, note) in [
+        ("1", "target sm_80, output line 7"),
+        ("2", "target sm_80 part 1 of 2, part line 7"),
+    ] {
+        let o = ptxld()
+            .env("PTXAS", Some(ptxas.as_os_str()))
+            .env("NVJITLINK", Some(nvjitlink.as_os_str()))
+            .current_dir(&d)
+            .args(["--split-kernels", parts, "-o", "k.cubin", "k.ptx"])
+            .run();
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).starts_with(
+                "ptxld: error: k.ptx:8:2: ptxas: Arguments mismatch for instruction 'add'\n"
+            ),
+            "{}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(note), "{}", stderr(&o));
+        assert!(!d.join("k.cubin").exists());
+    }
 }
 
 fn nvjitlink() -> Option<PathBuf> {
@@ -339,42 +350,6 @@ fn split_assembly_makes_one_cubin_of_the_parts() {
         stderr(&o)
     );
     assert!(!none.exists());
-}
-
-/// ptxas's message about a part points at the input line, and names the part.
-#[test]
-fn split_assembly_errors_point_at_the_inputs() {
-    let (Some(ptxas), Some(nvjitlink)) = (ptxas(), nvjitlink()) else {
-        return;
-    };
-    let d = scratch("machine-code-split-error");
-    std::fs::write(
-        d.join("k.ptx"),
-        ".version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry k()\n{\n\
-         \t.reg .b64 %rd<3>;\n\tadd.f32 %rd1, %rd2, %rd1;\n\tret;\n}\n\
-         .visible .entry k2()\n{\n\tret;\n}\n",
-    )
-    .unwrap();
-    let o = ptxld()
-        .env("PTXAS", Some(ptxas.as_os_str()))
-        .env("NVJITLINK", Some(nvjitlink.as_os_str()))
-        .current_dir(&d)
-        .args(["--split-kernels", "2", "-o", "k.cubin", "k.ptx"])
-        .run();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).starts_with(
-            "ptxld: error: k.ptx:8:2: ptxas: Arguments mismatch for instruction 'add'\n"
-        ),
-        "{}",
-        stderr(&o)
-    );
-    assert!(
-        stderr(&o).contains("target sm_80 part 1 of 2, part line 7"),
-        "{}",
-        stderr(&o)
-    );
-    assert!(!d.join("k.cubin").exists());
 }
 
 /// What cannot be linked is refused before anything is read, with what to do.

@@ -18,6 +18,7 @@ test: tools
     cargo clippy --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
     cargo test
+    python3 scripts/gpu_test.py --dry-run
     cargo build --manifest-path fuzz/Cargo.toml --quiet
     @echo "fuzz target builds"
 

@@ -235,7 +235,44 @@ def _libdevice_llvm_nvvm():
         what="NVVM kernel -> its .common com_arr, clang CUDA's weak pick, libdevice __nv_sqrtf")
 
 
+# ---- together: wave, hash and rules linked as one program of three kernels, whose split
+# assembly (--split-kernels 3) puts each kernel in its own part: the function-pointer table, the
+# .extern .shared array, the weak and common variables and libdevice then cross parts.
+def _together(parts):
+    def renamed(prog, name):
+        return "%s.%s" % (prog.name, name)
+
+    def own(prog, inp):
+        return {b.name: inp[renamed(prog, b.name)] for b in prog.bufs if b.data is not None}
+
+    def expect(inp):
+        out = {}
+        for prog in parts:
+            for k, v in prog.expect(own(prog, inp)).items():
+                out[renamed(prog, k)] = v
+        return out
+
+    inputs, bufs, launches, globals_ = [], [], [], []
+    for prog in parts:
+        where = os.path.relpath(prog.dir, os.path.join(ROOT, "fixtures", "gpu"))
+        for i in prog.inputs:
+            path = os.path.normpath(os.path.join(where, i))
+            if path not in inputs:
+                inputs.append(path)
+        for b in prog.bufs:
+            bufs.append(Buf(renamed(prog, b.name), b.typecode, b.data, b.count, b.ulps))
+        for l in prog.launches:
+            args = [renamed(prog, a) if isinstance(a, str) else a for a in l.args]
+            launches.append(Launch(l.kernel, l.grid, l.block, args, l.shared))
+        for g in prog.globals:
+            check = g.expect and (lambda inp, g=g, prog=prog: g.expect(own(prog, inp)))
+            globals_.append(Global(g.name, g.size, g.typecode, check, g.compare))
+    return Program("together", "fixtures/gpu", inputs, bufs, launches, expect, globals_,
+                   what="wave, hash and rules as one program of three kernels")
+
+
 PROGRAMS = [f() for f in (_wave, _hash, _rules, _libdevice_llvm_nvvm)]
+PROGRAMS.append(_together([p for p in PROGRAMS if p.name in ("wave", "hash", "rules")]))
 
 
 # ============================================================================ reporting
@@ -298,20 +335,28 @@ def run_tool(argv, cwd):
 
 def link_ptxld(prog, work, arch):
     """out.ptx (default target), out.fatbin (--arch ARCH) and, where ptxas is there, a fatbin of
-    ptxas's machine code only (--gpu-code ARCH): returns (ptx, fatbin, sass fatbin or None)."""
+    ptxas's machine code only (--gpu-code ARCH) and, where nvJitLink is there too, a cubin
+    assembled in three parts (--split-kernels 3): returns (ptx, fatbin, sass fatbin or None,
+    split cubin or None)."""
     ptx = os.path.join(work, prog.name + ".ptx")
     fatbin = os.path.join(work, prog.name + ".fatbin")
     sass = os.path.join(work, prog.name + ".sass.fatbin") if os.access(PTXAS, os.X_OK) else None
+    split = None
+    if sass and os.path.exists(nvjitlink._lib_path()):
+        split = os.path.join(work, prog.name + ".split.cubin")
     links = [[PTXLD, "-o", ptx] + prog.inputs,
              [PTXLD, "--arch", arch, "-o", fatbin] + prog.inputs]
     if sass:
         links.append([PTXLD, "--gpu-code", arch, "-o", sass] + prog.inputs)
+    if split:
+        links.append([PTXLD, "--strip-debug", "--arch", arch, "--split-kernels", "3", "-o", split] + prog.inputs)
+        os.environ["NVJITLINK"] = nvjitlink._lib_path()
     os.environ["PTXAS"] = PTXAS
     for argv in links:
         rc, out = run_tool(argv, prog.dir)
         if rc != 0:
             raise LinkError("ptxld %s: exit %d: %s" % (" ".join(argv[1:-len(prog.inputs)]), rc, out[:2000]))
-    return ptx, fatbin, sass
+    return ptx, fatbin, sass, split
 
 
 class LinkError(Exception):
@@ -369,7 +414,12 @@ def dry_run(programs, arch, work, report):
             report.line("SKIP", prog.name, "dry-run", "needs sm_%d, --arch is %s" % (prog.min_arch(), arch))
             continue
         try:
-            ptx, fatbin, sass = link_ptxld(prog, work, arch)
+            ptx, fatbin, sass, split = link_ptxld(prog, work, arch)
+            if split:
+                syms = elf_symbols(open(split, "rb").read())
+                missing = [l.kernel for l in prog.launches if l.kernel not in syms]
+                if missing:
+                    problems.append("the --split-kernels cubin lacks kernel(s) %s" % ", ".join(missing))
             if sass and have_cuobjdump:
                 rc, out = run_tool([CUOBJDUMP, "-lelf", sass], work)
                 want = "ELF file    1: %s.sass.sm_%s.cubin" % (prog.name, arch[3:])
@@ -424,7 +474,7 @@ def dry_run(programs, arch, work, report):
             for p in problems:
                 report.line("FAIL", prog.name, "dry-run", p)
         else:
-            report.line("ok", prog.name, "dry-run", "%s: ptxld PTX + fatbin + SASS fatbin, nvJitLink cubin, ptxas (%s)" % (arch, prog.what))
+            report.line("ok", prog.name, "dry-run", "%s: ptxld PTX + fatbin + SASS fatbin + split cubin, nvJitLink cubin, ptxas (%s)" % (arch, prog.what))
     return bad
 
 
@@ -609,10 +659,12 @@ def gpu_run(cu, arch, programs, work, report):
         inputs = {b.name: b.data for b in prog.bufs if b.data is not None}
         images = []
         try:
-            ptx, fatbin, sass = link_ptxld(prog, work, arch)
+            ptx, fatbin, sass, split = link_ptxld(prog, work, arch)
             images += [("ptx", open(ptx, "rb").read()), ("fatbin", open(fatbin, "rb").read())]
             if sass:
                 images.append(("sass-fatbin", open(sass, "rb").read()))
+            if split:
+                images.append(("split-cubin", open(split, "rb").read()))
         except LinkError as e:
             report.line("FAIL", prog.name, "ptxld", str(e))
         try:

@@ -15,9 +15,9 @@ tools:
 # Everything CI runs: tools, formatting, lints, docs, all tests, the fuzz target build.
 test: tools
     cargo fmt --all -- --check
-    cargo clippy --all-targets -- -D warnings
-    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-    cargo test
+    cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+    cargo test --workspace
     python3 scripts/gpu_test.py --dry-run
     cargo build --manifest-path fuzz/Cargo.toml --quiet
     @echo "fuzz target builds"

@@ -13,10 +13,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-APT_PACKAGES=(clang-14 llvm-14 gcc-12 gcc-12-offload-nvptx nvptx-tools python3-pip)
+APT_PACKAGES=(clang-14 llvm-14 gcc-12 gcc-12-offload-nvptx nvptx-tools python3-pip valgrind pkg-config)
 # binaries that prove the packages above are installed
 NEEDED_BINS=(clang-14 llc-14 opt-14 gcc-12 x86_64-linux-gnu-accel-nvptx-none-gcc-12
-             nvptx-none-as nvptx-none-ld python3)
+             nvptx-none-as nvptx-none-ld python3 valgrind pkg-config)
 
 NV_DIR=.tools/nv
 NV_WHEELS=(nvidia-cuda-nvcc-cu12==12.9.86 nvidia-nvjitlink-cu12==12.9.86

@@ -43,6 +43,8 @@
 #![warn(missing_docs)]
 
 mod build;
+#[cfg(feature = "cli")]
+pub mod cli;
 mod describe;
 mod diag;
 mod driver;

@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::{CheckReport, Diagnostic, Location, Note};
+use super::{CheckReport, Diagnostic, Location, Note, Report};
 
 /// The version of the JSON schema.
 pub const VERSION: u32 = 1;
@@ -82,6 +82,21 @@ fn diagnostic(d: &Diagnostic) -> JsonDiagnostic<'_> {
         location: location(&d.location),
         notes: d.notes.iter().map(note).collect(),
         help: d.help.as_deref(),
+    }
+}
+
+impl Report {
+    /// A link's report in the form of `ptxld check --json` (docs/diagnostics.md): `ok`
+    /// when it has no error; one line, newline-terminated. Log lines are left out.
+    pub fn to_json(&self) -> String {
+        let report = JsonReport {
+            version: VERSION,
+            ok: !self.has_errors(),
+            diagnostics: self.diagnostics().map(diagnostic).collect(),
+        };
+        let mut s = serde_json::to_string(&report).expect("the report serialises");
+        s.push('\n');
+        s
     }
 }
 

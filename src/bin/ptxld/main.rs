@@ -1,5 +1,5 @@
-//! The `ptxld` command line: arguments in ([`args`], from the options table in
-//! [`cli`]), a [`ptxld::internal::driver::Job`] out; the library does the rest (the `Build`
+//! The `ptxld` command line: arguments in ([`ptxld::cli`], the command line's
+//! language), a [`ptxld::internal::driver::Job`] out; the library does the rest (the `Build`
 //! API for cargo build scripts uses the same driver). Everything here is the
 //! command's own: process set-up, signals, fork-and-report, and how messages reach
 //! the terminal.
@@ -12,17 +12,13 @@ use ptxld::internal::diag::{Code, Diagnostic, Report};
 use ptxld::internal::driver;
 use ptxld::internal::frontend::{check_files, parse_files};
 
-mod args;
-mod cli;
 #[cfg(target_os = "linux")]
 mod early_exit;
-mod generate;
-mod rsp;
 #[cfg(unix)]
 mod sigbus;
 mod signals;
 
-use args::{Mode, Options, Parsed};
+use ptxld::cli::{self as args, Mode, Options, Parsed};
 
 /// Writes `bytes` to standard output. A reader that went away (`ptxld --help | head
 /// -1`) is not an error: like `cat`, ptxld then just stops writing. Any other

@@ -108,9 +108,9 @@ pub fn expand(args: Vec<OsString>) -> Result<(Vec<OsString>, Vec<PathBuf>), Stri
             ));
         }
         let text =
-            ptxld::internal::input::read_limited(&name, MAX_BYTES - total).map_err(
+            crate::internal::input::read_limited(&name, MAX_BYTES - total).map_err(
                 |e| match e {
-                    ptxld::internal::input::InputError::Io { source, .. } => {
+                    crate::internal::input::InputError::Io { source, .. } => {
                         format!("cannot read response file {}: {source}", name.display())
                     }
                     e => format!("response file {e}"),

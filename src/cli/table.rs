@@ -463,13 +463,13 @@ fn parser(v: Value) -> Option<ValueParser> {
             }
         }),
         Value::Target => {
-            PossibleValuesParser::new(ptxld::internal::link::header::known_targets()).into()
+            PossibleValuesParser::new(crate::internal::link::header::known_targets()).into()
         }
         Value::Version => ValueParser::new(|s: &str| -> Result<String, String> {
             if s == "min" {
                 return Ok(s.to_string());
             }
-            s.parse::<ptxld::PtxVersion>()
+            s.parse::<crate::PtxVersion>()
                 .map(|_| s.to_string())
                 .map_err(|_| "needs MAJOR.MINOR, such as 8.0, or min".into())
         }),
@@ -487,7 +487,7 @@ fn parser(v: Value) -> Option<ValueParser> {
         Value::Passed(_) => ValueParser::string(),
         Value::GpuCodes => ValueParser::new(|s: &str| -> Result<String, String> {
             for code in s.split(',') {
-                code.parse::<ptxld::GpuCode>().map_err(|e| e.to_string())?;
+                code.parse::<crate::GpuCode>().map_err(|e| e.to_string())?;
             }
             Ok(s.to_string())
         }),

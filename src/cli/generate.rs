@@ -1,11 +1,11 @@
 //! `--generate`: the man page and the shell completion scripts, made from the same
-//! options table as the parser and `--help` ([`crate::cli::command`]).
+//! options table as the parser and `--help` ([`super::table::command`]).
 
 use clap_complete::Shell;
 
 /// The man page (`man`) or the completion script of a shell (`complete-SHELL`).
 pub fn generate(what: &str) -> Vec<u8> {
-    let mut cmd = crate::cli::command();
+    let mut cmd = super::table::command();
     let mut out = Vec::new();
     let shell = match what {
         "man" => {

@@ -1,21 +1,19 @@
 //! From the command line to what to do: response files expanded, GNU ld spellings
-//! normalized, the options table's parser run ([`crate::cli`]), options that do not
+//! normalized, the options table's parser run ([`super::table`]), options that do not
 //! apply to the mode refused by name, and a [`Job`] built with the order-sensitive
 //! items (inputs, `-l`, `--whole-archive`, groups) in command-line order.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use anyhow::anyhow;
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 
-use ptxld::internal::driver::{InputSpec, Job};
-#[cfg(test)]
-use ptxld::OutputKind;
+use crate::internal::driver::{InputSpec, Job};
+use crate::OutputKind;
 
-use crate::cli::{self, spelling, Modes, ALONE, CHECK, INPUTS, LINK, OPTIONS, PARSE};
-use crate::rsp;
+use super::rsp;
+use super::table::{self as cli, spelling, Modes, ALONE, CHECK, INPUTS, LINK, OPTIONS, PARSE};
 
 /// What the command does.
 #[derive(Debug)]
@@ -23,7 +21,12 @@ pub enum Mode {
     /// Link into `job.output`.
     Link(Box<Job>),
     /// `ptxld check`: report, as JSON if `json`.
-    Check { job: Box<Job>, json: bool },
+    Check {
+        /// The link to check.
+        job: Box<Job>,
+        /// `--json`: the report as JSON.
+        json: bool,
+    },
     /// `--syntax-only`.
     SyntaxOnly(Vec<PathBuf>),
     /// `--print-symbols`.
@@ -33,9 +36,11 @@ pub enum Mode {
 /// A command line understood.
 #[derive(Debug)]
 pub struct Options {
+    /// What to do.
     pub mode: Mode,
     /// `-j`, bounded by the work there is ([`thread_count`]).
     pub threads: Option<usize>,
+    /// `--error-limit`.
     pub error_limit: usize,
     /// Link in a child and exit when its result is known (`--no-fork` turns it off).
     pub fork: bool,
@@ -54,11 +59,27 @@ pub enum Parsed {
 }
 
 /// A usage error: its message, without the `ptxld: error: ` the command prints first.
-pub type Error = anyhow::Error;
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A usage [`Error`] from `format!` arguments.
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        Error(format!($($arg)*))
+    };
+}
 
 /// Understands `args` (without the program name).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
-    let (args, rsp_files) = rsp::expand(args).map_err(anyhow::Error::msg)?;
+    let (args, rsp_files) = rsp::expand(args).map_err(Error)?;
     let matches = match clap_matches(args)? {
         Ok(m) => m,
         Err(print) => return Ok(Parsed::Print(print)),
@@ -67,13 +88,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     refuse_foreign_options(m, mode, mode_name)?;
     if mode == ALONE {
         if given(m, INPUTS) {
-            return Err(anyhow!("--generate takes no inputs"));
+            return Err(usage!("--generate takes no inputs"));
         }
         let what: &String = m.get_one("generate").expect("given");
-        return Ok(Parsed::Print(crate::generate::generate(what)));
+        return Ok(Parsed::Print(super::generate::generate(what)));
     }
     if given(m, "syntax-only") && given(m, "print-symbols") {
-        return Err(anyhow!(
+        return Err(usage!(
             "--syntax-only and --print-symbols are two modes; give one"
         ));
     }
@@ -90,7 +111,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         .filter(|i| matches!(i, InputSpec::File(_) | InputSpec::Lib(_)))
         .count();
     if inputs == 0 {
-        return Err(anyhow!("no input files (see ptxld --help)"));
+        return Err(usage!("no input files (see ptxld --help)"));
     }
     let threads = last_number("threads").map(|&n| thread_count(n, inputs));
     let error_limit = job.error_limit;
@@ -111,6 +132,37 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     })))
 }
 
+/// The link `options` describe, for an embedder that adds the inputs itself (the C
+/// API, the Python package): the command line's link options, spelled as on the
+/// command line (`--arch=sm_80`, `-O3`, `--gc-sections`), without inputs, `-o` or a
+/// mode. The output kind is `--emit`'s (default PTX).
+pub fn link_job(options: &[String]) -> Result<Job, Error> {
+    let args: Vec<OsString> = options.iter().map(OsString::from).collect();
+    let matches = match clap_matches(args)? {
+        Ok(m) => m,
+        Err(_) => return Err(usage!("--help and --version are for the command line")),
+    };
+    let (m, mode, mode_name) = mode_of(&matches);
+    if mode != LINK {
+        return Err(usage!(
+            "{mode_name} is for the command line: give link options"
+        ));
+    }
+    refuse_foreign_options(m, LINK, mode_name)?;
+    if given(m, INPUTS) || given(m, "output") {
+        return Err(usage!(
+            "inputs and -o are not options here: add the inputs, and take the output, \
+             through the API"
+        ));
+    }
+    let mut job = Job::new("");
+    link_options(m, &mut job);
+    if job.emit.is_none() {
+        job.emit = Some(OutputKind::Ptx);
+    }
+    Ok(job)
+}
+
 /// Runs the options table's parser over the normalized arguments: the matches, or
 /// what to print instead (`--help`, `--version`).
 fn clap_matches(args: Vec<OsString>) -> Result<Result<ArgMatches, Vec<u8>>, Error> {
@@ -127,7 +179,7 @@ fn clap_matches(args: Vec<OsString>) -> Result<Result<ArgMatches, Vec<u8>>, Erro
                 _ => {
                     let text = e.render().to_string();
                     let text = text.trim_end();
-                    Err(anyhow!("{}", text.strip_prefix("error: ").unwrap_or(text)))
+                    Err(usage!("{}", text.strip_prefix("error: ").unwrap_or(text)))
                 }
             }
         }
@@ -163,7 +215,7 @@ fn refuse_foreign_options(m: &ArgMatches, mode: Modes, mode_name: &str) -> Resul
                 PARSE => " (it is a mode of its own)",
                 _ => "",
             };
-            return Err(anyhow!(
+            return Err(usage!(
                 "{} does not apply to {mode_name}{only}; see ptxld --help",
                 spelling(o)
             ));
@@ -177,7 +229,7 @@ fn run_mode(m: &ArgMatches, mode: Modes, mode_name: &str, mut job: Job) -> Resul
     Ok(match mode {
         PARSE => {
             if job.inputs.iter().any(|i| !matches!(i, InputSpec::File(_))) {
-                return Err(anyhow!(
+                return Err(usage!(
                     "{mode_name} takes files, not library options (-l, groups, \
                      --whole-archive)"
                 ));
@@ -191,7 +243,7 @@ fn run_mode(m: &ArgMatches, mode: Modes, mode_name: &str, mut job: Job) -> Resul
         CHECK => {
             link_options(m, &mut job);
             if job.archs.len() > 1 {
-                return Err(anyhow!("ptxld check takes one --arch"));
+                return Err(usage!("ptxld check takes one --arch"));
             }
             let json = m.get_one::<String>("format").is_some_and(|f| f == "json");
             Mode::Check {
@@ -204,7 +256,7 @@ fn run_mode(m: &ArgMatches, mode: Modes, mode_name: &str, mut job: Job) -> Resul
             match m.get_one::<PathBuf>("output") {
                 Some(o) => job.output = o.clone(),
                 None => {
-                    return Err(anyhow!(
+                    return Err(usage!(
                         "no output file: use -o FILE (or -o - for standard output); see \
                          ptxld --help"
                     ))
@@ -348,7 +400,37 @@ pub fn thread_count(requested: usize, inputs: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Modes, Value};
+
+    /// The options of an embedder (the C API): a link's, spelled as on the command
+    /// line, without inputs, `-o` or a mode.
+    #[test]
+    fn link_options_alone_make_a_job() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let job = link_job(&words(&["--arch", "sm_80", "-O3", "--gc-sections"])).unwrap();
+        assert_eq!(job.archs.len(), 1);
+        assert!(job.gc_sections);
+        assert_eq!(job.ptxas_options, ["-O3"]);
+        assert_eq!(job.emit, Some(OutputKind::Ptx));
+        let job = link_job(&words(&["--emit=fatbin"])).unwrap();
+        assert_eq!(job.emit, Some(OutputKind::Fatbin));
+        for (bad, says) in [
+            (&["a.ptx"][..], "inputs and -o are not options here"),
+            (&["-o", "x.ptx"][..], "inputs and -o are not options here"),
+            (&["--no-such-option"][..], "--no-such-option"),
+            (
+                &["--syntax-only"][..],
+                "--syntax-only is for the command line",
+            ),
+            (
+                &["--help"][..],
+                "--help and --version are for the command line",
+            ),
+        ] {
+            let e = link_job(&words(bad)).unwrap_err();
+            assert!(e.0.contains(says), "{bad:?}: {e}");
+        }
+    }
+    use super::super::table::{Modes, Value};
 
     fn os(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()
@@ -408,7 +490,7 @@ mod tests {
     }
 
     /// Every spelling of `o` that GNU ld and lld accept, with `value`.
-    fn spellings(o: &crate::cli::Opt, value: Option<&str>) -> Vec<Vec<String>> {
+    fn spellings(o: &super::super::table::Opt, value: Option<&str>) -> Vec<Vec<String>> {
         let mut out = Vec::new();
         let v = |s: String| match value {
             Some(v) => vec![s, v.to_string()],

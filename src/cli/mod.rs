@@ -1,0 +1,14 @@
+//! The command line's language, shared by everything that takes options as words:
+//! the `ptxld` command, and embedders that pass nvJitLink-style option strings. From
+//! arguments to what to do ([`parse`]): response files, GNU ld spellings, the
+//! options table (`table.rs`, which also makes `--help`, the man page and the
+//! completions, `generate.rs`), and a [`crate::Job`] built in command-line order.
+//!
+//! Behind the `cli` feature (on by default), as its parser is clap.
+
+mod args;
+mod generate;
+mod rsp;
+mod table;
+
+pub use args::{link_job, parse, thread_count, Error, Mode, Options, Parsed};

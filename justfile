@@ -18,6 +18,7 @@ test: tools
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
     cargo test --workspace
+    scripts/test-python.sh
     python3 scripts/gpu_test.py --dry-run
     cargo build --manifest-path fuzz/Cargo.toml --quiet
     @echo "fuzz target builds"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The Python package's tests (docs/python.md): builds the wheel with maturin, installs it
+# into a fresh venv and runs its pytest suite there. Installs maturin and pytest itself
+# (into target/pyvenv*), so `just test` needs nothing beyond python3.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+build=target/pyvenv-build
+[ -x "$build/bin/maturin" ] || { python3 -m venv "$build" && "$build/bin/pip" install -q "maturin>=1.5,<2"; }
+rm -rf target/wheels
+"$build/bin/maturin" build --quiet -m python/Cargo.toml -o target/wheels
+fresh=target/pyvenv-test
+rm -rf "$fresh"
+python3 -m venv "$fresh"
+"$fresh/bin/pip" install -q target/wheels/ptxld-*.whl pytest
+"$fresh/bin/python" examples/python/cupy_wave.py --link-only
+cd python/tests
+"../../$fresh/bin/python" -m pytest -q -p no:cacheprovider

@@ -27,6 +27,7 @@ test: tools
 test-gpu *ARGS: tools
     cargo build --quiet
     python3 scripts/gpu_test.py {{ARGS}}
+    scripts/test-python.sh --gpu
 
 # The mutation differential test with N mutants (CI runs 300): the table is printed and kept in target/mutants-report.txt.
 mutants N="2000": tools

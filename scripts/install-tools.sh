@@ -13,7 +13,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-APT_PACKAGES=(clang-14 llvm-14 gcc-12 gcc-12-offload-nvptx nvptx-tools python3-pip valgrind pkg-config)
+APT_PACKAGES=(clang-14 llvm-14 gcc-12 gcc-12-offload-nvptx nvptx-tools python3-pip python3-venv valgrind pkg-config)
 # binaries that prove the packages above are installed
 NEEDED_BINS=(clang-14 llc-14 opt-14 gcc-12 x86_64-linux-gnu-accel-nvptx-none-gcc-12
              nvptx-none-as nvptx-none-ld python3 valgrind pkg-config)
@@ -40,6 +40,10 @@ for b in "${NEEDED_BINS[@]}"; do
 done
 if ! python3 -m pip --version >/dev/null 2>&1; then
   missing_bins+=("python3 -m pip")
+fi
+# The Python package's tests make virtual environments (scripts/test-python.sh).
+if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+  missing_bins+=("python3 -m venv")
 fi
 
 if [ "${#missing_bins[@]}" -eq 0 ]; then

@@ -123,6 +123,75 @@ fn a_c_program_links_through_the_api() {
     }
 }
 
+/// `scripts/install-capi.sh` installs the library, the header and a pkg-config file
+/// that a C program builds with (`cc link.c $(pkg-config --cflags --libs ptxld)`),
+/// against the shared library this time.
+#[test]
+fn installed_with_pkg_config() {
+    if !have("cc") || !have("pkg-config") {
+        return missing("cc or pkg-config");
+    }
+    let lib = built();
+    let profile = lib.file_name().unwrap().to_str().unwrap().to_string();
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-api-install");
+    let _ = std::fs::remove_dir_all(&tmp);
+    let o = Command::new(root().join("scripts/install-capi.sh"))
+        .arg(&tmp)
+        .env(
+            "PTXLD_PROFILE",
+            if profile == "release" {
+                "release"
+            } else {
+                "debug"
+            },
+        )
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "install: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let pc = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "ptxld"])
+        .env("PKG_CONFIG_PATH", tmp.join("lib/pkgconfig"))
+        .output()
+        .unwrap();
+    assert!(
+        pc.status.success(),
+        "pkg-config: {}",
+        String::from_utf8_lossy(&pc.stderr)
+    );
+    let flags = String::from_utf8(pc.stdout).unwrap();
+    assert!(flags.contains("-lptxld"), "{flags}");
+    let program = tmp.join("link");
+    let cc = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&program)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/link.c"))
+        .args(flags.split_whitespace())
+        .output()
+        .unwrap();
+    assert!(
+        cc.status.success(),
+        "cc: {}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let inputs: Vec<PathBuf> = INPUTS.iter().map(|i| root().join(i)).collect();
+    let o = Command::new(&program)
+        .env("LD_LIBRARY_PATH", tmp.join("lib"))
+        .arg(tmp.join("out.ptx"))
+        .args(&inputs)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// The checked-in header is what cbindgen makes of the API (`UPDATE_EXPECT=1`
 /// writes it).
 #[test]

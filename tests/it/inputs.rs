@@ -73,6 +73,13 @@ fn cut_short_before_parsing(name: &str, mapped: bool) {
     let mut writer = hold_fifo(&fifo);
     let child = spawn(&d, mapped, &["-o", "out.ptx", "a.ptx", "b.fifo"]);
     await_open(&child, &fifo);
+    // The inputs are read in parallel: the FIFO may be open before `a.ptx` is read.
+    let a = std::fs::canonicalize(d.join("a.ptx")).unwrap();
+    wait_until("ptxld reads a.ptx", || {
+        let pid = linking_pid(child.id());
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        has_open(child.id(), &a) || maps.contains(a.to_str().unwrap()) || has_exited(pid)
+    });
     std::fs::OpenOptions::new()
         .write(true)
         .open(d.join("a.ptx"))

@@ -55,22 +55,10 @@ impl PtxldHandle {
         self.json = report.to_json();
     }
 
-    /// A message of ptxld's own (options, inputs), as the command line prints one.
+    /// A message of ptxld's own (options, inputs), as a one-error report.
     fn message(&mut self, message: &str) {
-        self.text = format!("error: {message}\n");
-        self.json = serde_json_line(message);
+        self.report(&Report::usage(message));
     }
-}
-
-/// `{"version":1,"ok":false,"diagnostics":[{"severity":"error","code":"usage",...}]}`
-/// for a message ptxld's report has no place for: the options and the input files.
-fn serde_json_line(message: &str) -> String {
-    let mut report = Report::new();
-    report.push(ptxld_core::Diagnostic::global_error(
-        ptxld_core::Code::Usage,
-        message,
-    ));
-    report.to_json()
 }
 
 /// Runs `f`, turning a panic into [`PtxldResult::Internal`].

@@ -49,6 +49,19 @@ fn missing(tool: &str) {
     eprintln!("\n*** SKIPPED {tool}: not installed ***\n");
 }
 
+/// Compiles `tests/link.c` into `program` with the compiler and linker `flags`.
+fn compile(program: &Path, flags: &[String]) {
+    let cc = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-o"])
+        .arg(program)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/link.c"))
+        .args(flags)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&cc.stderr);
+    assert!(cc.status.success(), "cc: {err}");
+}
+
 const INPUTS: [&str; 4] = [
     "fixtures/ptx/llvm/cu_lib.ptx",
     "fixtures/ptx/nvvm/nv_common.ptx",
@@ -66,21 +79,10 @@ fn a_c_program_links_through_the_api() {
     let program = tmp.join("link");
     let lib = built();
     let include = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include");
-    let cc = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-o"])
-        .arg(&program)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/link.c"))
-        .arg("-I")
-        .arg(&include)
-        .arg(lib.join("libptxld.a"))
-        .args(["-lpthread", "-ldl", "-lm"])
-        .output()
-        .unwrap();
-    assert!(
-        cc.status.success(),
-        "cc: {}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    let mut flags = vec![format!("-I{}", include.display())];
+    flags.push(lib.join("libptxld.a").display().to_string());
+    flags.extend(["-lpthread", "-ldl", "-lm"].map(String::from));
+    compile(&program, &flags);
     let out = tmp.join("out.ptx");
     let inputs: Vec<PathBuf> = INPUTS.iter().map(|i| root().join(i)).collect();
     let mut run = match have("valgrind") {
@@ -165,18 +167,8 @@ fn installed_with_pkg_config() {
     let flags = String::from_utf8(pc.stdout).unwrap();
     assert!(flags.contains("-lptxld"), "{flags}");
     let program = tmp.join("link");
-    let cc = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-o"])
-        .arg(&program)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/link.c"))
-        .args(flags.split_whitespace())
-        .output()
-        .unwrap();
-    assert!(
-        cc.status.success(),
-        "cc: {}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    let flags: Vec<String> = flags.split_whitespace().map(String::from).collect();
+    compile(&program, &flags);
     let inputs: Vec<PathBuf> = INPUTS.iter().map(|i| root().join(i)).collect();
     let o = Command::new(&program)
         .env("LD_LIBRARY_PATH", tmp.join("lib"))

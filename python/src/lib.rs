@@ -38,14 +38,10 @@ fn load(inputs: Vec<Input>) -> Result<Vec<MemoryInput>, String> {
         .collect()
 }
 
-/// The report of a usage error, as one line of JSON.
-fn usage_json(message: &str) -> String {
-    let mut report = ptxld_core::Report::new();
-    report.push(ptxld_core::Diagnostic::global_error(
-        ptxld_core::Code::Usage,
-        message,
-    ));
-    report.to_json()
+/// The text and JSON of a usage error's report.
+fn usage(message: &str) -> (String, String) {
+    let report = ptxld_core::Report::usage(message);
+    (report.render(), report.to_json())
 }
 
 /// Links `inputs` with `options`: `(output or None, diagnostics as text, as JSON)`.
@@ -58,11 +54,17 @@ fn link(
 ) -> PyResult<(Option<PyObject>, String, String)> {
     let job = match ptxld_core::cli::link_job(&options) {
         Ok(job) => job,
-        Err(e) => return Ok((None, format!("error: {e}\n"), usage_json(&e.0))),
+        Err(e) => {
+            let (text, json) = usage(&e.0);
+            return Ok((None, text, json));
+        }
     };
     let inputs = match load(inputs) {
         Ok(i) => i,
-        Err(e) => return Ok((None, format!("error: {e}\n"), usage_json(&e))),
+        Err(e) => {
+            let (text, json) = usage(&e);
+            return Ok((None, text, json));
+        }
     };
     let result =
         py.allow_threads(|| std::panic::catch_unwind(|| ptxld_core::link_in_memory(&inputs, &job)));
@@ -92,7 +94,10 @@ fn check(
 ) -> PyResult<(bool, String, String)> {
     let mut job = match ptxld_core::cli::link_job(&options) {
         Ok(job) => job,
-        Err(e) => return Ok((false, format!("error: {e}\n"), usage_json(&e.0))),
+        Err(e) => {
+            let (text, json) = usage(&e.0);
+            return Ok((false, text, json));
+        }
     };
     let dir = tempfile::tempdir().map_err(|e| PyValueError::new_err(e.to_string()))?;
     for (i, input) in inputs.into_iter().enumerate() {

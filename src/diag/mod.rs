@@ -543,6 +543,12 @@ impl Report {
         Report::default()
     }
 
+    /// A report of one usage error without a location (options or inputs an embedder
+    /// refused before a link: the C API, the Python package).
+    pub fn usage(message: &str) -> Report {
+        Report::of(Diagnostic::global_error(Code::Usage, message))
+    }
+
     /// A report of one diagnostic.
     pub fn of(d: Diagnostic) -> Report {
         let mut r = Report::new();

@@ -12,12 +12,13 @@ example: tools
 tools:
     bash scripts/install-tools.sh
 
-# Everything CI runs: tools, formatting, lints, docs, all tests, the fuzz target build.
+# Everything CI runs: tools, formatting, lints, docs, all tests, the package as crates.io would get it, the fuzz target build.
 test: tools
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
     cargo test --workspace
+    scripts/check-package.sh
     scripts/test-python.sh
     python3 scripts/gpu_test.py --dry-run
     cargo build --manifest-path fuzz/Cargo.toml --quiet

@@ -43,7 +43,6 @@
 #![warn(missing_docs)]
 
 mod build;
-#[cfg(feature = "cli")]
 pub mod cli;
 mod describe;
 mod diag;

@@ -149,10 +149,18 @@ pub fn link_job(options: &[String]) -> Result<Job, Error> {
         ));
     }
     refuse_foreign_options(m, LINK, mode_name)?;
-    if given(m, INPUTS) || given(m, "output") {
+    let inputs = [
+        INPUTS,
+        "library",
+        "whole-archive",
+        "no-whole-archive",
+        "start-group",
+        "end-group",
+    ];
+    if inputs.iter().any(|id| given(m, id)) || given(m, "output") {
         return Err(usage!(
-            "inputs and -o are not options here: add the inputs, and take the output, \
-             through the API"
+            "inputs, -l, archive options (--whole-archive, groups) and -o are not options \
+             here: add the inputs, and take the output, through the API"
         ));
     }
     let mut job = Job::new("");
@@ -414,8 +422,11 @@ mod tests {
         let job = link_job(&words(&["--emit=fatbin"])).unwrap();
         assert_eq!(job.emit, Some(OutputKind::Fatbin));
         for (bad, says) in [
-            (&["a.ptx"][..], "inputs and -o are not options here"),
-            (&["-o", "x.ptx"][..], "inputs and -o are not options here"),
+            (&["a.ptx"][..], "are not options here"),
+            (&["-o", "x.ptx"][..], "are not options here"),
+            (&["-lm"][..], "are not options here"),
+            (&["--whole-archive"][..], "are not options here"),
+            (&["--start-group"][..], "are not options here"),
             (&["--no-such-option"][..], "--no-such-option"),
             (
                 &["--syntax-only"][..],

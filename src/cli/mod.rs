@@ -4,7 +4,8 @@
 //! options table (`table.rs`, which also makes `--help`, the man page and the
 //! completions, `generate.rs`), and a [`crate::Job`] built in command-line order.
 //!
-//! Behind the `cli` feature (on by default), as its parser is clap.
+//! Always built, also without the `cli` feature (the command's own dependencies):
+//! [`crate::Build::flag`] takes options in this language.
 
 mod args;
 mod generate;

@@ -174,6 +174,8 @@ codes! {
     Abi = "abi",
     /// Debug information is dropped.
     DebugInfo = "debug-info",
+    /// Dead-code removal would keep nothing: no kernel, no exported symbol.
+    GcKeepsNothing = "gc-keeps-nothing",
     /// `--fatal-warnings` turned the warnings into an error.
     FatalWarnings = "fatal-warnings",
     /// NVIDIA's nvJitLink decides differently from ptxld (`ptxld check`).

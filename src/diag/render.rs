@@ -55,6 +55,27 @@ impl Diagnostic {
         out
     }
 
+    /// The diagnostic on one line: its severity, location and message, and for one
+    /// without a location, the first note that has one (`cargo:warning` lines, where
+    /// a diagnostic's further lines would each be a warning of their own).
+    pub(crate) fn one_line(&self) -> String {
+        let word = self.severity.as_str();
+        let line = match (
+            &self.location,
+            self.notes.iter().find(|n| n.location.is_some()),
+        ) {
+            (Some(l), _) => format!("{word}: {l}: {}", self.message),
+            (None, Some(n)) => format!(
+                "{word}: {} ({} {})",
+                self.message,
+                n.message,
+                n.location.as_ref().expect("found with one")
+            ),
+            (None, None) => format!("{word}: {}", self.message),
+        };
+        line.replace('\n', " ")
+    }
+
     fn write(&self, out: &mut String, sources: Option<&SourceMap>) {
         let word = self.severity.as_str();
         match &self.location {

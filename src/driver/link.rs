@@ -41,6 +41,9 @@ pub(super) fn prepare(
     report: &mut Report,
 ) -> Result<Prepared, Failure> {
     let files_read = plan.files_read;
+    // The inputs that could not be read come first, then what the others say.
+    let unreadable = !plan.unreadable.is_empty();
+    report.append(plan.unreadable);
     let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
     let load = LoadOptions {
         keep_tokens: false,
@@ -89,7 +92,7 @@ pub(super) fn prepare(
     let failed = diagnostics.has_errors();
     let warned = !diagnostics.is_empty();
     report.extend_resolved(diagnostics, &sources);
-    if failed {
+    if failed || unreadable {
         return Err(Failure::from(std::mem::take(report)));
     }
     Ok(Prepared {
@@ -258,6 +261,7 @@ pub fn link_in_memory(inputs: &[MemoryInput], job: &Job) -> Result<Outcome, Fail
             units: Vec::new(),
             pieces: Vec::new(),
             files_read: Vec::new(),
+            unreadable: Report::new(),
             read_time: None,
         };
         for input in inputs {

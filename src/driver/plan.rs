@@ -57,6 +57,9 @@ pub(super) struct Plan {
     pub(super) units: Vec<Unit>,
     pub(super) pieces: Vec<Piece>,
     pub(super) files_read: Vec<PathBuf>,
+    /// The inputs that could not be read or found: the link goes on parsing the
+    /// others, so that it reports every input's errors at once, and then fails.
+    pub(super) unreadable: Report,
     /// Time spent reading (mapping) the inputs, for `--stats`.
     pub(super) read_time: Option<PhaseTime>,
 }
@@ -298,6 +301,7 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
         units: Vec::new(),
         pieces: Vec::new(),
         files_read: job.extra_deps.clone(),
+        unreadable: Report::new(),
         read_time: Default::default(),
     };
     // Named files are opened in parallel first, and regular files mapped (opening
@@ -354,7 +358,13 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
                 }
                 continue;
             }
-            InputSpec::Lib(name) => find_lib(name, &job.lib_dirs)?,
+            InputSpec::Lib(name) => match find_lib(name, &job.lib_dirs) {
+                Ok(path) => path,
+                Err(failure) => {
+                    errors.append(failure.report);
+                    continue;
+                }
+            },
             InputSpec::File(f) => f.clone(),
         };
         let source = match spec {
@@ -410,12 +420,13 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
     if group.is_some() {
         return Err(fail(Code::Usage, "--start-group without --end-group"));
     }
-    if !errors.is_empty() {
-        return Err(Failure::from(errors));
-    }
     if p.units.is_empty() {
+        if !errors.is_empty() {
+            return Err(Failure::from(errors));
+        }
         return Err(fail(Code::NoInput, "no input files"));
     }
+    p.unreadable = errors;
     p.read_time = Some(start.stop("read inputs"));
     Ok(p)
 }

@@ -138,7 +138,9 @@ pub(crate) fn analyze<'a>(
     let live = match (&resolution, &opts.gc) {
         (Some(r), Some(g)) => {
             warnings.extend(gc::unknown_names(&inputs, r, g));
-            Some(gc::mark(&inputs, &db, r, g))
+            let live = gc::mark(&inputs, &db, r, g);
+            errors.extend(gc::keeps_nothing(&live, g));
+            Some(live)
         }
         _ => None,
     };

@@ -130,6 +130,35 @@ pub(crate) fn unknown_names(
         .collect()
 }
 
+/// An error when dead-code removal keeps nothing of a link that defines something:
+/// its output would be a header without code, which a build would ship without a
+/// word (GNU ld 2.40 refuses `ld -r --gc-sections` without a root the same way:
+/// "--gc-sections requires a defined symbol root specified by -e or -u").
+pub(crate) fn keeps_nothing(live: &Live, opts: &GcOptions) -> Option<Diagnostic> {
+    if live.outs.is_empty() || live.outs.contains(&true) {
+        return None;
+    }
+    let roots = if opts.kernels.is_some() {
+        "no kernel named by --kernels-used"
+    } else {
+        "no kernel"
+    };
+    Some(
+        Diagnostic::global_error(
+            Code::GcKeepsNothing,
+            format!(
+                "dead-code removal keeps nothing: the link has {roots} and no exported \
+                 symbol, so the output would hold no code"
+            ),
+        )
+        .with_help(
+            "keep what the host uses with --export NAME or -u NAME (Build::export, \
+             Build::undefined), every .visible symbol with --export-all, or link without \
+             --gc-sections",
+        ),
+    )
+}
+
 pub(crate) fn mark(inputs: &Inputs, db: &SymbolDb, res: &Resolution, opts: &GcOptions) -> Live {
     let mut live = Live {
         syms: inputs

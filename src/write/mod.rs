@@ -11,12 +11,14 @@
 //! * [`output`]: output files replaced atomically, special files written in place;
 //! * `temporary.rs`: the temporaries they are written to, and sweeping leftovers;
 //! * [`fatbin`], [`elf`]: the containers written around the merged PTX;
+//! * `archive.rs`: the static library a build script links its object from;
 //! * [`emit`]: one module written back with renamed symbols.
 //!
 //! Every system call that writes an output is made here. The one that also reads an
 //! input, `copy_file_range`, is made by the input it copies from
 //! ([`crate::input::Bytes::copy_to`]).
 
+pub(crate) mod archive;
 mod assemble;
 pub mod elf;
 pub mod emit;

@@ -393,7 +393,7 @@ fn build_api_in_a_temporary_out_dir() {
         .try_compile("broken")
         .unwrap_err();
     match &err {
-        ptxld::BuildError::Link(failure) => {
+        ptxld::BuildError::Link { failure, .. } => {
             let d = failure.report.diagnostics().next().unwrap();
             assert_eq!(
                 (d.code, d.message.as_str()),
@@ -405,9 +405,14 @@ fn build_api_in_a_temporary_out_dir() {
         }
         other => panic!("{other}"),
     }
-    assert!(err
-        .to_string()
-        .starts_with("ptxld failed:\nerror: undefined symbol: f"));
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "ptxld could not link broken.ptx (1 error) from:\n  {}\nerror: undefined symbol: f",
+            f.dir.join("main.ptx").display()
+        )),
+        "{text}"
+    );
     let obj = ptxld::Build::new()
         .files([
             f.dir.join("main.ptx"),
@@ -422,6 +427,138 @@ fn build_api_in_a_temporary_out_dir() {
     assert_eq!(obj, f.dir.join("my-kernels.o"));
     let bytes = std::fs::read(&obj).unwrap();
     assert!(bytes.windows(22).any(|w| w == b"my_kernels_fatbin_data"));
+    // The object is archived for cargo to link, with a symbol index.
+    let archive = std::fs::read(f.dir.join("libmy-kernels.a")).unwrap();
+    let archive = object::read::archive::ArchiveFile::parse(&*archive).unwrap();
+    let symbols: Vec<Vec<u8>> = archive
+        .symbols()
+        .unwrap()
+        .unwrap()
+        .map(|s| s.unwrap().name().to_vec())
+        .collect();
+    assert!(
+        symbols.contains(&b"my_kernels_fatbin_wrapper".to_vec()),
+        "{symbols:?}"
+    );
+}
+
+/// `Build`'s methods are the command line's options: `flag` adds any option, the
+/// last of two contradicting ones wins, `symbol` names the object's symbols, and a
+/// wrong option fails with the command line's message.
+#[test]
+fn build_api_options_are_the_command_lines() {
+    let f = standard("build-options");
+    let files = [
+        f.dir.join("main.ptx"),
+        f.dir.join("a.ptx"),
+        f.dir.join("b.ptx"),
+        f.dir.join("c.ptx"),
+    ];
+    let build = || {
+        let mut b = ptxld::Build::new();
+        b.files(&files).out_dir(&f.dir).cargo_metadata(false);
+        b
+    };
+    let map = f.dir.join("flag.map");
+    build()
+        .flag(&format!("-Map={}", map.display()))
+        .flags(["--ptx-version=7.8", "--arch=sm_90"])
+        .compile("flagged");
+    assert!(f
+        .read("flagged.ptx")
+        .starts_with(".version 7.8\n.target sm_90\n"));
+    assert!(std::fs::read_to_string(&map).unwrap().contains("main.ptx"));
+    // A flag after the builder's own option wins, as on a command line.
+    let out = build()
+        .emit(ptxld::OutputKind::Fatbin)
+        .flag("--emit=obj")
+        .symbol("kern")
+        .compile("late");
+    assert_eq!(out, f.dir.join("late.o"));
+    let bytes = std::fs::read(&out).unwrap();
+    assert!(bytes.windows(19).any(|w| w == b"kern_fatbin_wrapper"));
+    for (flag, says) in [
+        ("--no-such-option", "--no-such-option"),
+        ("-lm", "-l"),
+        ("extra.ptx", "inputs"),
+        ("--arch=sm_8x", "sm_8x"),
+    ] {
+        match build().flag(flag).try_compile("wrong") {
+            Err(ptxld::BuildError::Options { message, options }) => {
+                assert!(message.contains(says), "{flag}: {message}");
+                assert_eq!(options.last().map(String::as_str), Some(flag));
+            }
+            other => panic!("{flag}: {other:?}"),
+        }
+    }
+    // -l and -L are the builder's: a library found in a directory.
+    f.ar("libabc.a", &["a.ptx", "b.ptx", "c.ptx"]);
+    ptxld::Build::new()
+        .file(f.dir.join("main.ptx"))
+        .lib_dir(&f.dir)
+        .lib("abc")
+        .out_dir(&f.dir)
+        .cargo_metadata(false)
+        .compile("from-lib");
+    let out = f.read("from-lib.ptx");
+    for name in ["f", "g", "h"] {
+        assert!(
+            out.contains(&format!(".visible .func (.param .b32 r) {name} (")),
+            "{out}"
+        );
+    }
+}
+
+/// Dead-code removal that would keep nothing fails, in the build API and on the
+/// command line, naming the fix; `undefined` (-u) keeps a function.
+#[test]
+fn gc_that_keeps_nothing_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let lib = d.path().join("lib.ptx");
+    std::fs::write(
+        &lib,
+        ".version 7.0\n.target sm_80\n.address_size 64\n.visible .func f()\n{\n\tret;\n}\n",
+    )
+    .unwrap();
+    let build = || {
+        let mut b = ptxld::Build::new();
+        b.file(&lib)
+            .gc(true)
+            .out_dir(d.path())
+            .cargo_metadata(false);
+        b
+    };
+    match build().try_compile("empty") {
+        Err(ptxld::BuildError::Link { failure, .. }) => {
+            let e = failure.report.diagnostics().next().unwrap();
+            assert_eq!(e.code, ptxld::Code::GcKeepsNothing);
+            assert!(e.help.as_deref().unwrap().contains("--export NAME"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!d.path().join("empty.ptx").exists());
+    let kept = build().undefined("f").compile("kept");
+    assert!(std::fs::read_to_string(kept)
+        .unwrap()
+        .contains(".visible .func f()"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ptxld"))
+        .arg("--gc-sections")
+        .arg(&lib)
+        .arg("-o")
+        .arg(d.path().join("cli.ptx"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: dead-code removal keeps nothing"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("help: keep what the host uses with --export NAME"),
+        "{stderr}"
+    );
+    assert!(!d.path().join("cli.ptx").exists());
 }
 
 /// The in-memory API: bytes in, bytes out, nothing touches the disk.

@@ -116,6 +116,36 @@ fn unreadable_inputs_are_reported_not_panicked() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
 }
 
+/// A missing input or library does not hide the other inputs' errors: the link
+/// parses every input it could read, then fails with all of them, writing nothing.
+#[test]
+fn a_missing_input_does_not_hide_the_others_errors() {
+    let broken = format!(
+        "{}/fixtures/broken/address-brackets.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out_file = std::env::temp_dir().join("ptxld-missing-and-broken.ptx");
+    let out = ptxld()
+        .args(["/nonexistent/x.ptx", &broken, "-lnope", "-o", s(&out_file)])
+        .run();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("ptxld: error: cannot read /nonexistent/x.ptx: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("ptxld: error: unable to find library -lnope"),
+        "{err}"
+    );
+    assert!(
+        err.contains("address-brackets.ptx:11:32: expected `]`"),
+        "{err}"
+    );
+    assert!(err.contains("address-brackets.ptx:14:28:"), "{err}");
+    assert!(!out_file.exists());
+}
+
 #[test]
 fn inputs_larger_than_4_gib_are_refused_clearly() {
     // A sparse file: no disk space is used.

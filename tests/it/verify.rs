@@ -438,7 +438,7 @@ fn build_api_verifies_with_ptxas() {
     };
     assert_eq!(build(false).unwrap(), d.join("k.ptx"));
     let failure = match build(true) {
-        Err(ptxld::BuildError::Link(failure)) => failure,
+        Err(ptxld::BuildError::Link { failure, .. }) => failure,
         other => panic!("{other:?}"),
     };
     assert!(!d.join("k.ptx").exists());

@@ -138,7 +138,17 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
 /// mode. The output kind is `--emit`'s (default PTX).
 pub fn link_job(options: &[String]) -> Result<Job, Error> {
     let args: Vec<OsString> = options.iter().map(OsString::from).collect();
-    let matches = match clap_matches(args)? {
+    // clap's tips and usage line are about a command line (`use '-- --x'`, `try
+    // '--help'`), which an embedder does not have.
+    let without_tips = |e: Error| {
+        let lines: Vec<&str> =
+            e.0.lines()
+                .take_while(|l| !l.starts_with("Usage:"))
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("tip:"))
+                .collect();
+        usage!("{}", lines.join("\n"))
+    };
+    let matches = match clap_matches(args).map_err(without_tips)? {
         Ok(m) => m,
         Err(_) => return Err(usage!("--help and --version are for the command line")),
     };
@@ -427,7 +437,10 @@ mod tests {
             (&["-lm"][..], "are not options here"),
             (&["--whole-archive"][..], "are not options here"),
             (&["--start-group"][..], "are not options here"),
-            (&["--no-such-option"][..], "--no-such-option"),
+            (
+                &["--no-such-option"][..],
+                "unexpected argument '--no-such-option' found",
+            ),
             (
                 &["--syntax-only"][..],
                 "--syntax-only is for the command line",
@@ -439,6 +452,9 @@ mod tests {
         ] {
             let e = link_job(&words(bad)).unwrap_err();
             assert!(e.0.contains(says), "{bad:?}: {e}");
+            for noise in ["tip:", "--help'", "Usage:", "ptxld check", "\n\n"] {
+                assert!(!e.0.contains(noise), "{e}");
+            }
         }
     }
     use super::super::table::{Modes, Value};

@@ -319,7 +319,7 @@ impl Build {
             }
         }
         if emit == OutputKind::Obj {
-            self.archive_object(name, &job.output, &dir)?;
+            self.archive_object(name, &outcome.bytes(), &dir)?;
         }
         Ok(job.output)
     }
@@ -394,16 +394,16 @@ impl Build {
             .collect()
     }
 
-    /// Archives the object at `object` as `dir/libNAME.a` and tells cargo to link it.
-    fn archive_object(&self, name: &str, object: &Path, dir: &Path) -> Result<(), Error> {
+    /// Archives the object `object` (the link's output, as written) as
+    /// `dir/libNAME.a` and tells cargo to link it.
+    fn archive_object(&self, name: &str, object: &[u8], dir: &Path) -> Result<(), Error> {
         let path = dir.join(format!("lib{name}.a"));
         let fail = |source| Error::Archive {
             path: path.clone(),
             source,
         };
-        let bytes = std::fs::read(object).map_err(fail)?;
         let member = format!("{name}.o");
-        let archive = crate::write::archive::static_library(&member, &bytes).map_err(fail)?;
+        let archive = crate::write::archive::static_library(&member, object).map_err(fail)?;
         crate::write::output::write_atomic(&path, &archive).map_err(fail)?;
         if self.cargo_metadata {
             println!("cargo:rustc-link-search=native={}", dir.display());

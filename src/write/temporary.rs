@@ -147,14 +147,26 @@ pub(super) fn temporary(path: &Path) -> io::Result<Temporary> {
     pid_prefix.push(format!("{}-", std::process::id()));
     let mut builder = tempfile::Builder::new();
     builder.prefix(&pid_prefix).suffix(".tmp").rand_bytes(6);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    let file = builder.tempfile_in(dir)?;
-    let registration = Registration::new(file.path());
+    // Each name is registered before the file is created: a signal handled between
+    // the two (on any thread) would otherwise leave the new file behind. Unlinking a
+    // name not created yet is harmless, and a name that exists is never ours to
+    // remove: its registration is dropped when creating it fails.
+    let mut registration = None;
+    let file = builder.make_in(dir, |path| {
+        registration = Some(Registration::new(path));
+        let mut options = fs::OpenOptions::new();
+        options.read(true).write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o666);
+        let created = options.open(path);
+        if created.is_err() {
+            registration = None;
+        }
+        created
+    })?;
     lock(file.as_file());
+    // Registered when the last name tried was created.
+    let registration = registration.unwrap_or_else(|| Registration::new(file.path()));
     Ok(Temporary {
         file: Some(file),
         _registration: registration,

@@ -420,6 +420,9 @@ fn report_cross(log: &mut String) {
                     targets.threads
                 ));
                 out_log(format!("  every run on 1 thread (ms): {}", ms_list(ones)));
+                report_scaling(Path::new(ptxld), files, &out(scale, Some("stats")), cat_med)
+                    .into_iter()
+                    .for_each(&mut out_log);
                 let lows = &timed[2 * scales.len() + 1];
                 out_log(format!(
                     "  --ptx-version=min (finds what the modules use): median {:.0} ms = {:.2}x the \
@@ -443,6 +446,140 @@ fn report_cross(log: &mut String) {
     for line in targets.lines() {
         out_log(line);
     }
+}
+
+/// A `--stats` link: the process's wall time and each phase's (name, wall ms, CPU
+/// ms), in order.
+type StatsRun = (f64, Vec<(String, f64, f64)>);
+
+/// One `--stats` link of `files` on `threads` threads.
+fn stats_run(ptxld: &Path, files: &[PathBuf], out: &Path, threads: usize) -> StatsRun {
+    fresh(out);
+    let t = Instant::now();
+    let o = Command::new(ptxld)
+        .args(["--stats", "-j", &threads.to_string(), "-o"])
+        .arg(out)
+        .args(files)
+        .output()
+        .unwrap();
+    let wall = t.elapsed().as_secs_f64() * 1e3;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ms = |s: &str| {
+        s.trim()
+            .trim_end_matches(" ms")
+            .trim()
+            .parse::<f64>()
+            .unwrap()
+    };
+    let phases = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter_map(|l| {
+            // "ptxld: stats: NAME   cpu  X ms, wall  Y ms"
+            let rest = l.strip_prefix("ptxld: stats: ")?;
+            let (name, times) = rest.split_once(" cpu ")?;
+            let (cpu, wall) = times.split_once(", wall ")?;
+            Some((name.trim().to_string(), ms(wall), ms(cpu)))
+        })
+        .collect();
+    (wall, phases)
+}
+
+/// Where the x1 link's time goes at 1, 2 and all threads (medians of five
+/// `--stats` runs at each count, taken in rounds), with each phase's speedup and
+/// its serial time at two threads: a phase of wall time W and CPU time C on n
+/// threads kept one thread busy for (nW - C) / (n - 1) and all n for the rest (time
+/// outside the phases, the process's start and end, counts as serial). From the
+/// serial time S and the parallel work P (CPU time outside S) at two threads,
+/// Amdahl's law projects the link on 16 threads: S + P / 16.
+fn report_scaling(ptxld: &Path, files: &[PathBuf], out: &Path, cat: Duration) -> Vec<String> {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut counts = vec![1, 2];
+    if all > 2 {
+        counts.push(all);
+    }
+    let rounds = 5;
+    let mut runs: Vec<Vec<StatsRun>> = vec![Vec::new(); counts.len()];
+    stats_run(ptxld, files, out, 2);
+    for _ in 0..rounds {
+        for (k, &n) in counts.iter().enumerate() {
+            runs[k].push(stats_run(ptxld, files, out, n));
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let names: Vec<String> = runs[0][0].1.iter().map(|p| p.0.clone()).collect();
+    // Per thread count: each phase's median wall and CPU, then the process's wall.
+    let medians: Vec<(Vec<(f64, f64)>, f64)> = runs
+        .iter()
+        .map(|rs| {
+            let phases = (0..names.len())
+                .map(|i| {
+                    (
+                        median(rs.iter().map(|r| r.1[i].1).collect()),
+                        median(rs.iter().map(|r| r.1[i].2).collect()),
+                    )
+                })
+                .collect();
+            (phases, median(rs.iter().map(|r| r.0).collect()))
+        })
+        .collect();
+    let serial = |wall: f64, cpu: f64, n: f64| ((n * wall - cpu) / (n - 1.0)).clamp(0.0, wall);
+    let header: Vec<String> = counts.iter().map(|n| format!("{n:>9} thr")).collect();
+    let mut lines = vec![
+        format!(
+            "  thread scaling, x1 (medians of {rounds} --stats runs at each count, wall ms; speedup and serial ms at 2 threads):"
+        ),
+        format!("    {:<28}{} {:>9} {:>9}", "phase", header.join(""), "speedup", "serial"),
+    ];
+    let (two, two_wall) = &medians[1];
+    let (mut serial_ms, mut parallel_work, mut phases_wall) = (0.0, 0.0, 0.0);
+    for (i, name) in names.iter().enumerate() {
+        let cols: Vec<String> = medians
+            .iter()
+            .map(|m| format!("{:>13.1}", m.0[i].0))
+            .collect();
+        let (w, c) = two[i];
+        let s = serial(w, c, 2.0);
+        serial_ms += s;
+        parallel_work += 2.0 * (w - s);
+        phases_wall += w;
+        lines.push(format!(
+            "    {name:<28}{} {:>8.2}x {s:>9.1}",
+            cols.join(""),
+            medians[0].0[i].0 / w
+        ));
+    }
+    let outside = (two_wall - phases_wall).max(0.0);
+    serial_ms += outside;
+    let cols: Vec<String> = medians.iter().map(|m| format!("{:>13.1}", m.1)).collect();
+    lines.push(format!(
+        "    {:<28}{} {:>8.2}x {outside:>9.1} (outside the phases)",
+        "whole link (process)",
+        cols.join(""),
+        medians[0].1 / two_wall
+    ));
+    let cat_ms = cat.as_secs_f64() * 1e3;
+    let projected = serial_ms + parallel_work / 16.0;
+    lines.push(format!(
+        "  serial remainder at 2 threads: {serial_ms:.1} ms; parallel work {parallel_work:.0} ms"
+    ));
+    lines.push(format!(
+        "  Amdahl projection for 16 threads: {serial_ms:.1} + {parallel_work:.0} / 16 = {projected:.0} ms = \
+         {:.1}x faster than 1 thread, {:.2}x cat (median {cat_ms:.0} ms)",
+        medians[0].1 / projected,
+        projected / cat_ms
+    ));
+    if all > 2 {
+        let (_, all_wall) = medians[counts.len() - 1];
+        lines.push(format!(
+            "  measured on {all} threads: {all_wall:.0} ms = {:.1}x faster than 1 thread, {:.2}x cat",
+            medians[0].1 / all_wall,
+            all_wall / cat_ms
+        ));
+    }
+    lines
 }
 
 /// Issue 7's targets, as measured by one run of [`report_cross`].

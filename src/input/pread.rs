@@ -95,25 +95,32 @@ impl Bytes {
         Err(not_open())
     }
 
-    /// Appends bytes `lo..lo + len` of a mapped file kept open to `out` at its file
-    /// position, inside the kernel (`copy_file_range`: page cache to page cache,
-    /// never through this process's memory). `Ok(false)` when the kernel cannot copy
-    /// between these files (another file system, an old kernel) and nothing was
-    /// written: the caller writes the bytes itself then. An input that ends early
-    /// (cut short since it was opened) is an error that wraps [`InputError::Changed`].
-    pub fn copy_to(&self, lo: u64, len: u64, out: &std::fs::File) -> io::Result<bool> {
+    /// Copies bytes `lo..lo + len` of a mapped file kept open into `out`, at offset
+    /// `at` of it (or at its file position, which advances, for `None`), inside the
+    /// kernel (`copy_file_range`: page cache to page cache, never through this
+    /// process's memory). `Ok(false)` when the kernel cannot copy between these
+    /// files (another file system, an old kernel) and nothing was written: the
+    /// caller writes the bytes itself then. An input that ends early (cut short
+    /// since it was opened) is an error that wraps [`InputError::Changed`].
+    pub fn copy_to(
+        &self,
+        lo: u64,
+        len: u64,
+        out: &std::fs::File,
+        at: Option<u64>,
+    ) -> io::Result<bool> {
         #[cfg(target_os = "linux")]
         if let Bytes::Mapped(map, _, Some(f)) = self {
             use rustix::io::Errno;
             if lo + len > map.len as u64 {
                 return Ok(false);
             }
-            let (mut off, end) = (lo, lo + len);
+            let (mut off, end, mut at) = (lo, lo + len, at);
             while off < end {
                 let want = (end - off).min(1 << 30) as usize;
-                // The kernel reads from `off` and advances it; the output file is
-                // written at its own position.
-                match rustix::fs::copy_file_range(f, Some(&mut off), out, None, want) {
+                // The kernel reads from `off` and writes at `at` (or the output's
+                // own position), and advances them.
+                match rustix::fs::copy_file_range(f, Some(&mut off), out, at.as_mut(), want) {
                     // The input ends early: it was cut short since it was opened.
                     Ok(0) => return Err(io::Error::other(map.changed())),
                     Ok(_) | Err(Errno::INTR) => {}
@@ -125,7 +132,7 @@ impl Bytes {
             }
             return Ok(true);
         }
-        let _ = (lo, len, out);
+        let _ = (lo, len, out, at);
         Ok(false)
     }
 }

@@ -1,4 +1,4 @@
-//! The output in contiguous chunks, assembled ahead of the writer.
+//! The output in contiguous chunks, read from the inputs.
 //!
 //! Parsing reads each mapped input through a copy and never touches its mapping
 //! (`frontend::parse_from_copy`), so at the end of parsing no input page is
@@ -11,14 +11,17 @@
 //! module's source that follow each other in the output are read with one `preadv`
 //! whose parts are their places in a chunk of about [`CHUNK`] bytes (the bytes
 //! between them, such as an identifier being renamed, go to a scratch buffer), and
-//! the new text and kept copies between them are copied in. The writer then writes
-//! each chunk with one plain `write`: the kernel copies every byte twice, as `cat`
-//! does. Which pieces make up each chunk is decided in order ([`Planner`], a quick
-//! walk over the pieces); filling chunks ([`Filler`]) is most of the work. With two
-//! or more threads in the pool a helper thread fills chunks ahead of the writer,
-//! and the writer fills one too whenever the next one to write is not ready: the
-//! kernel writes a chunk in less time than it takes to fill one
-//! (docs/performance.md).
+//! the new text and kept copies between them are copied in. Each chunk is then
+//! written with one plain `write` or `pwrite`: the kernel copies every byte twice,
+//! as `cat` does. Which pieces make up each chunk is decided by a quick walk over
+//! the pieces ([`Planner`]); filling chunks ([`Filler`]) is most of the work.
+//!
+//! An output file is written by every thread at once, each chunk at its offset
+//! (`positioned.rs`). A stream (standard output, a pipe, a device) must be written
+//! in order: [`pipeline`] writes its chunks one after another, and with two or more
+//! threads in the pool a helper thread fills chunks ahead of the writer, which
+//! fills one too whenever the next one to write is not ready (the kernel writes a
+//! chunk in less time than it takes to fill one; docs/performance.md).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -87,20 +90,46 @@ pub(super) struct Planner<'r, 'a> {
     /// The next piece: its chunk of the rope's pieces, and its index there.
     chunk: usize,
     at: usize,
+    /// Where planning ends (as `chunk` and `at`; past the last chunk for the whole
+    /// rope).
+    end: (usize, usize),
+    /// The most bytes a chunk of bytes holds (unless one piece is longer).
+    limit: usize,
 }
 
 impl<'r, 'a> Planner<'r, 'a> {
     pub fn new(rope: &'r Rope, srcs: &'r [ModuleText<'a>], copying: bool) -> Self {
+        let end = (rope.pieces.chunks.len(), 0);
+        let mut p = Planner::between(rope, srcs, copying, (0, 0), end);
+        p.limit = CHUNK;
+        p
+    }
+
+    /// A planner of the pieces from `from` up to `end` (each a chunk of the rope's
+    /// pieces and an index there; an index is never its chunk's length), in as few
+    /// chunks as the large pieces allow: the caller bounds their size.
+    pub fn between(
+        rope: &'r Rope,
+        srcs: &'r [ModuleText<'a>],
+        copying: bool,
+        from: (usize, usize),
+        end: (usize, usize),
+    ) -> Self {
         Planner {
             rope,
             srcs,
             copying,
-            chunk: 0,
-            at: 0,
+            chunk: from.0,
+            at: from.1,
+            end,
+            limit: usize::MAX,
         }
     }
 
     fn peek(&self) -> Option<Piece> {
+        if (self.chunk, self.at) == self.end {
+            return None;
+        }
         self.rope.pieces.chunks.get(self.chunk).map(|c| c[self.at])
     }
 
@@ -131,7 +160,7 @@ impl<'r, 'a> Planner<'r, 'a> {
                     Plan::Mapped(p)
                 });
             }
-            if pieces > 0 && len + p.len as usize > CHUNK {
+            if pieces > 0 && len + p.len as usize > self.limit {
                 break;
             }
             pieces += 1;
@@ -369,7 +398,8 @@ impl Shared<'_, '_> {
     }
 }
 
-/// Calls `write_chunk` with each chunk of `rope`, in order, recycling the buffers:
+/// Calls `write_chunk` with each chunk of `rope`, in order (no piece is left to a
+/// kernel copy: a stream has no offsets to copy to), recycling the buffers:
 /// filled by a helper thread ahead of the writer, and by the writer when the next
 /// chunk is not ready, when the pool has two or more threads; else here, one at a
 /// time. `after_reads` is called once the inputs were read for the last time: by
@@ -379,12 +409,11 @@ impl Shared<'_, '_> {
 pub(super) fn pipeline(
     rope: &Rope,
     srcs: &[ModuleText<'_>],
-    copying: bool,
     mut write_chunk: impl FnMut(&Chunk) -> io::Result<()>,
     after_reads: &(dyn Fn() + Sync),
 ) -> io::Result<()> {
     if rayon::current_num_threads() < 2 {
-        let mut asm = Assembler::new(rope, srcs, copying);
+        let mut asm = Assembler::new(rope, srcs, false);
         let mut buf = Vec::new();
         while let Some(chunk) = asm.next(buf) {
             let chunk = chunk?;
@@ -398,7 +427,7 @@ pub(super) fn pipeline(
         return Ok(());
     }
     let shared = Shared {
-        planner: Mutex::new((Planner::new(rope, srcs, copying), 0, false)),
+        planner: Mutex::new((Planner::new(rope, srcs, false), 0, false)),
         written: AtomicUsize::new(0),
         filled: AtomicUsize::new(0),
         slots: (0..AHEAD).map(|_| Mutex::new(None)).collect(),
@@ -698,7 +727,6 @@ mod tests {
                 pipeline(
                     &r,
                     &srcs,
-                    false,
                     |c| {
                         let Chunk::Bytes(b) = c else { unreachable!() };
                         out.extend_from_slice(b);
@@ -722,7 +750,6 @@ mod tests {
                 pipeline(
                     &longer,
                     &srcs,
-                    false,
                     |_| match calls.fetch_add(1, Ordering::SeqCst) {
                         0 => Ok(()),
                         _ => Err(io::Error::other("disk full")),

@@ -5,7 +5,8 @@
 //!
 //! * [`layout`]: the merged module of a link's analysis, spliced from the inputs;
 //! * [`rope`]: the output as ranges of the inputs and new text, and writing it;
-//! * `assemble.rs`: the output in chunks read from the inputs ahead of the writer;
+//! * `assemble.rs`: the output in chunks read from the inputs, in order for a stream;
+//! * `positioned.rs`: an output file written by every thread, each chunk at its offset;
 //! * `split.rs`: the merged module cut into parts for ptxas (`--split-kernels`);
 //! * [`origin`]: the input bytes that lines of the output were spliced from;
 //! * [`output`]: output files replaced atomically, special files written in place;
@@ -26,6 +27,8 @@ pub mod fatbin;
 pub mod layout;
 pub mod origin;
 pub mod output;
+#[cfg(unix)]
+mod positioned;
 pub mod rope;
 pub(crate) mod split;
 mod temporary;

@@ -300,9 +300,12 @@ impl Rope {
     }
 
     /// Writes the output to `w` in chunks of about a megabyte, assembled from the
-    /// inputs' files ahead of the writer (by a helper thread when the pool has two
-    /// or more; see `assemble`). When `w` writes to the file `out`, large pieces of
-    /// input files are copied by the kernel instead (64 KiB and more).
+    /// inputs' files (see `assemble`). When `w` writes to the file `out` (and has
+    /// nothing buffered), every thread of the pool fills chunks and writes them at
+    /// their offsets, and large pieces of input files are copied by the kernel
+    /// (64 KiB and more; see `positioned`); otherwise the chunks are written in
+    /// order, filled ahead of the writer by a helper thread when the pool has two
+    /// or more.
     pub fn write_to(
         &self,
         srcs: &[ModuleText<'_>],
@@ -312,10 +315,11 @@ impl Rope {
         self.write_to_then(srcs, w, out, &|| {})
     }
 
-    /// Like [`Rope::write_to`], calling `after_reads` (on whichever thread read
-    /// last) once no input file is read any more, before the last bytes are
-    /// written: a check that the inputs did not change meanwhile costs the writer
-    /// nothing there. After a failed write it may or may not have been called.
+    /// Like [`Rope::write_to`], calling `after_reads` once no input file is read
+    /// any more: in order, on whichever thread read last, before the last bytes
+    /// are written (a check that the inputs did not change meanwhile costs the
+    /// writer nothing there); into a file, once every byte is written. After a
+    /// failed write it may or may not have been called.
     pub fn write_to_then(
         &self,
         srcs: &[ModuleText<'_>],
@@ -325,22 +329,20 @@ impl Rope {
     ) -> io::Result<()> {
         if let Some(file) = out {
             super::output::reserve(file, self.len);
+            #[cfg(unix)]
+            {
+                w.flush()?;
+                super::positioned::write_at(self, srcs, file)?;
+                after_reads();
+                return Ok(());
+            }
         }
-        let mut copy = Copier { out, works: true };
         assemble::pipeline(
             self,
             srcs,
-            out.is_some(),
             |chunk| match chunk {
                 Chunk::Bytes(b) => w.write_all(b),
-                Chunk::Copy(p) => {
-                    if copy.copy(p, srcs)? {
-                        return Ok(());
-                    }
-                    // The kernel cannot copy: from the mapping.
-                    w.write_all(self.slice(p, srcs))
-                }
-                Chunk::Mapped(p) => {
+                Chunk::Copy(p) | Chunk::Mapped(p) => {
                     w.write_all(self.slice(p, srcs))?;
                     // Parsing left the file's pages out of memory: so does the writer.
                     if let Some(pages) = srcs[p.src as usize].pages {
@@ -424,27 +426,6 @@ impl RopeIndex<'_> {
     /// True if the indexed text is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-/// Copies pieces of input files into the output file inside the kernel.
-struct Copier<'f> {
-    /// The output file, when the writer writes to one.
-    out: Option<&'f File>,
-    /// False once the kernel refused a copy (other file systems): the rest is
-    /// written from the mappings.
-    works: bool,
-}
-
-impl Copier<'_> {
-    /// Copies `p` (source bytes of a file); `Ok(false)` if the kernel cannot.
-    fn copy(&mut self, p: &Piece, srcs: &[ModuleText<'_>]) -> io::Result<bool> {
-        let (Some(out), Some(pages), true) = (self.out, srcs[p.src as usize].pages, self.works)
-        else {
-            return Ok(false);
-        };
-        self.works = pages.copy_to(p.lo, u64::from(p.len), out)?;
-        Ok(self.works)
     }
 }
 

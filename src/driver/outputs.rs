@@ -187,11 +187,11 @@ pub(super) fn write_outputs(
             let _ = changed.set(s.path.clone());
         }
     }
-    // A file is checked after the inputs were read for the last time, by the thread
-    // that read them (while the writer writes the last chunks), before it replaces
-    // anything.
+    // A file is checked after the inputs were read for the last time (once it is
+    // written; into a device, by the thread that read last while the writer writes
+    // the last chunks), before it replaces anything, in parallel.
     let check_file = || {
-        if let Some(s) = o.stamps.iter().find(first_changed) {
+        if let Some(s) = o.stamps.par_iter().find_first(first_changed) {
             let _ = changed.set(s.path.clone());
         }
     };

@@ -94,6 +94,13 @@ fn segments(rope: &Rope) -> Vec<Segment> {
     segments
 }
 
+/// Whether writes to `out` land at the offsets they name: not in a file opened to
+/// append, where every `pwrite` goes to the end (Linux) and the ordered path must
+/// write it.
+pub(super) fn writes_at_offsets(out: &File) -> bool {
+    rustix::fs::fcntl_getfl(out).is_ok_and(|flags| !flags.contains(rustix::fs::OFlags::APPEND))
+}
+
 /// Writes the rope into `out` from its file position on, with every thread of the
 /// pool, and leaves the position after the last byte. Input pieces of at least
 /// `COPY_MIN` bytes are copied by the kernel while it can copy between these files.
@@ -297,6 +304,48 @@ mod tests {
                 "{threads} threads"
             );
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file opened to append is not written at offsets (each `pwrite` would go to
+    /// its end): the ordered path appends the rope after what the file holds.
+    #[test]
+    fn a_file_opened_to_append_is_written_in_order() {
+        let dir = std::env::temp_dir().join(format!("ptxld-append-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.ptx");
+        std::fs::write(&path, b"kept\n").unwrap();
+        let out = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        assert!(!writes_at_offsets(&out));
+        assert!(writes_at_offsets(&File::create(dir.join("plain")).unwrap()));
+        static NOTHING_KEPT: crate::ir::KeptText = crate::ir::KeptText {
+            text: Vec::new(),
+            spans: Vec::new(),
+        };
+        let text: Vec<u8> = (0..100_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let srcs = [ModuleText {
+            src: crate::write::rope::Text::Slice(&text),
+            kept: &NOTHING_KEPT,
+            pages: None,
+        }];
+        let mut r = Rope::new();
+        for k in 0..3_000u32 {
+            let lo = k * 29 % 90_000;
+            r.push_src(0, lo, lo + 1_000);
+            r.push_bytes(format!("<{k}>").as_bytes());
+        }
+        let want = r.to_vec(&srcs);
+        assert!(segments(&r).len() > 1);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build();
+        pool.unwrap()
+            .install(|| r.write_to(&srcs, &mut &out, Some(&out)))
+            .unwrap();
+        drop(out);
+        let written = std::fs::read(&path).unwrap();
+        assert!(written[..5] == *b"kept\n" && written[5..] == want[..]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -330,7 +330,7 @@ impl Rope {
         if let Some(file) = out {
             super::output::reserve(file, self.len);
             #[cfg(unix)]
-            {
+            if super::positioned::writes_at_offsets(file) {
                 w.flush()?;
                 super::positioned::write_at(self, srcs, file)?;
                 after_reads();

@@ -166,6 +166,11 @@ pub(super) fn write_at(rope: &Rope, srcs: &[ModuleText<'_>], mut out: &File) -> 
 mod tests {
     use super::*;
 
+    static NOTHING_KEPT: crate::ir::KeptText = crate::ir::KeptText {
+        text: Vec::new(),
+        spans: Vec::new(),
+    };
+
     /// Segments cover the pieces in order, each from where the last ended, at the
     /// offset its first piece has in the output; long chunks of pieces are cut
     /// inside, short ones gathered, and no segment but the last is shorter than
@@ -247,13 +252,8 @@ mod tests {
     #[test]
     fn every_thread_count_writes_the_ropes_bytes_at_the_file_position() {
         use crate::input::Bytes;
-        use crate::ir::KeptText;
         use crate::write::rope::Text;
         use std::io::Write;
-        static NOTHING_KEPT: KeptText = KeptText {
-            text: Vec::new(),
-            spans: Vec::new(),
-        };
         let dir = std::env::temp_dir().join(format!("ptxld-positioned-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         crate::input::keep_files_open(64);
@@ -321,10 +321,6 @@ mod tests {
             .unwrap();
         assert!(!writes_at_offsets(&out));
         assert!(writes_at_offsets(&File::create(dir.join("plain")).unwrap()));
-        static NOTHING_KEPT: crate::ir::KeptText = crate::ir::KeptText {
-            text: Vec::new(),
-            spans: Vec::new(),
-        };
         let text: Vec<u8> = (0..100_000u32).map(|i| b'a' + (i % 26) as u8).collect();
         let srcs = [ModuleText {
             src: crate::write::rope::Text::Slice(&text),

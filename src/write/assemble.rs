@@ -552,52 +552,11 @@ pub(super) fn chunks(rope: &Rope, srcs: &[ModuleText<'_>], copying: bool) -> Vec
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_files::{files, srcs, text, NOTHING_KEPT};
     use super::*;
-    use crate::input::Bytes;
     use crate::ir::KeptText;
     use crate::write::rope::Text;
     use std::sync::atomic::AtomicUsize;
-
-    static NOTHING_KEPT: KeptText = KeptText {
-        text: Vec::new(),
-        spans: Vec::new(),
-    };
-
-    /// Files in a fresh directory, opened as a link opens its inputs.
-    fn files(tag: &str, texts: &[Vec<u8>]) -> (std::path::PathBuf, Vec<Bytes>) {
-        let dir = std::env::temp_dir().join(format!("ptxld-assemble-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        crate::input::keep_files_open(64);
-        let open = texts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let path = dir.join(format!("m{i}.ptx"));
-                std::fs::write(&path, t).unwrap();
-                let b = crate::input::read_path(&path).unwrap();
-                assert!(b.is_readable_file());
-                b
-            })
-            .collect();
-        (dir, open)
-    }
-
-    fn srcs(files: &[Bytes]) -> Vec<ModuleText<'_>> {
-        files
-            .iter()
-            .map(|f| ModuleText {
-                src: Text::File(f),
-                kept: &NOTHING_KEPT,
-                pages: Some(f),
-            })
-            .collect()
-    }
-
-    fn text(len: u32, seed: u32) -> Vec<u8> {
-        (0..len)
-            .map(|i| b'a' + ((i * 7 + seed) % 26) as u8)
-            .collect()
-    }
 
     fn concat(chunks: &[Chunk], rope: &Rope, srcs: &[ModuleText<'_>]) -> Vec<u8> {
         let mut out = Vec::new();

@@ -32,5 +32,7 @@ mod positioned;
 pub mod rope;
 pub(crate) mod split;
 mod temporary;
+#[cfg(test)]
+mod test_files;
 
 pub(crate) use temporary::RemovedOnSignal;

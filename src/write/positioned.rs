@@ -164,12 +164,8 @@ pub(super) fn write_at(rope: &Rope, srcs: &[ModuleText<'_>], mut out: &File) -> 
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_files::{files, srcs, text, NOTHING_KEPT};
     use super::*;
-
-    static NOTHING_KEPT: crate::ir::KeptText = crate::ir::KeptText {
-        text: Vec::new(),
-        spans: Vec::new(),
-    };
 
     /// Segments cover the pieces in order, each from where the last ended, at the
     /// offset its first piece has in the output; long chunks of pieces are cut
@@ -251,30 +247,10 @@ mod tests {
     /// the end.
     #[test]
     fn every_thread_count_writes_the_ropes_bytes_at_the_file_position() {
-        use crate::input::Bytes;
-        use crate::write::rope::Text;
         use std::io::Write;
-        let dir = std::env::temp_dir().join(format!("ptxld-positioned-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        crate::input::keep_files_open(64);
-        let files: Vec<Bytes> = (0..3u32)
-            .map(|f| {
-                let path = dir.join(format!("m{f}.ptx"));
-                let text: Vec<u8> = (0..1_500_000u32)
-                    .map(|i| b'a' + ((i * 7 + f) % 26) as u8)
-                    .collect();
-                std::fs::write(&path, text).unwrap();
-                crate::input::read_path(&path).unwrap()
-            })
-            .collect();
-        let srcs: Vec<ModuleText<'_>> = files
-            .iter()
-            .map(|f| ModuleText {
-                src: Text::File(f),
-                kept: &NOTHING_KEPT,
-                pages: Some(f),
-            })
-            .collect();
+        let texts: Vec<Vec<u8>> = (0..3).map(|f| text(1_500_000, f)).collect();
+        let (dir, open) = files("positioned", &texts);
+        let srcs = srcs(&open);
         let mut parts = Vec::new();
         for k in 0..120u32 {
             let mut part = Rope::new();

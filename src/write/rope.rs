@@ -434,10 +434,7 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    static NOTHING_KEPT: KeptText = KeptText {
-        text: Vec::new(),
-        spans: Vec::new(),
-    };
+    use super::super::test_files::{self, NOTHING_KEPT};
 
     fn texts<'a>(srcs: &[&'a [u8]]) -> Vec<ModuleText<'a>> {
         srcs.iter()
@@ -602,27 +599,9 @@ mod tests {
     /// fewer writes than pieces.
     #[test]
     fn batches_of_runs_and_gathered_short_pieces_write_like_the_buffer() {
-        let dir = std::env::temp_dir().join(format!("ptxld-rope-batch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        crate::input::keep_files_open(64);
-        let files: Vec<Bytes> = (0..3u8)
-            .map(|f| {
-                let path = dir.join(format!("m{f}.ptx"));
-                let text: Vec<u8> = (0..900_000u32)
-                    .map(|i| b'a' + ((i * 7 + u32::from(f)) % 26) as u8)
-                    .collect();
-                std::fs::write(&path, text).unwrap();
-                crate::input::read_path(&path).unwrap()
-            })
-            .collect();
-        let srcs: Vec<ModuleText<'_>> = files
-            .iter()
-            .map(|f| ModuleText {
-                src: Text::Slice(f.as_slice()),
-                kept: &NOTHING_KEPT,
-                pages: Some(f),
-            })
-            .collect();
+        let texts: Vec<Vec<u8>> = (0..3).map(|f| test_files::text(900_000, f)).collect();
+        let (dir, files) = test_files::files("batch", &texts);
+        let srcs = test_files::srcs(&files);
         let mut r = Rope::new();
         let mut pieces = 0;
         let mut parts = Vec::new();

@@ -113,13 +113,19 @@ pub(crate) fn analyze<'a>(
         ));
     }
     let t = Stopwatch::start();
-    let db = SymbolDb::build(&inputs);
-    timings.push(t.stop("symbol table and graph"));
-    let abi_findings: Vec<Vec<Diagnostic>> = modules
-        .par_iter()
-        .enumerate()
-        .map(|(mi, m)| abi::findings(m, &|| inputs.src(mi as u32)))
-        .collect();
+    // The ABI findings need only their own module: they keep the other threads busy
+    // while the symbol table's ordered part runs.
+    let (db, abi_findings) = rayon::join(
+        || SymbolDb::build(&inputs),
+        || -> Vec<Vec<Diagnostic>> {
+            modules
+                .par_iter()
+                .enumerate()
+                .map(|(mi, m)| abi::findings(m, &|| inputs.src(mi as u32)))
+                .collect()
+        },
+    );
+    timings.push(t.stop("symbol table, graph, ABI"));
     warnings.extend(abi_findings.into_iter().flatten());
     let t = Stopwatch::start();
     let resolve_opts = resolve::ResolveOptions {

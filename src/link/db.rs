@@ -8,6 +8,7 @@ use rustc_hash::FxHashSet;
 use crate::ir::{ItemKind, Linkage, Module, RefKind, SymbolId, SymbolKind};
 
 use super::inputs::{Inputs, ModSym};
+use super::shards::NameShards;
 
 /// A node of the reference graph: a symbol, or a module's "root" (uses that belong to
 /// no symbol, such as debug sections).
@@ -24,8 +25,9 @@ pub(crate) struct SymbolDb<'a> {
     pub globals: Globals<'a>,
     /// Every symbol and root; edges go from the user to the used symbol.
     pub graph: DiGraph<Node, RefKind>,
-    /// Node of each module symbol: `nodes[module][symbol]`.
-    pub nodes: Vec<Vec<NodeIndex>>,
+    /// The node of each module's first symbol: a module's symbols are consecutive
+    /// nodes, in symbol order.
+    first_node: Vec<u32>,
 }
 
 /// True for symbols bound by name across modules.
@@ -66,6 +68,49 @@ impl<'a> Globals<'a> {
         self.names.iter().map(|(n, r)| (*n, self.syms(r)))
     }
 
+    /// The names of each module's global symbols, given with their hashes. Equal
+    /// names are found in hash shards in parallel ([`NameShards`]), so what is left
+    /// in order is a few passes over arrays, each in link order.
+    fn index(inputs: &Inputs<'a>, globals: &[Vec<HashedGlobal>]) -> Globals<'a> {
+        // Every global symbol in link order, and its hash.
+        let syms: Vec<ModSym> = globals
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(mi, g)| {
+                g.iter().map(move |&(_, id)| ModSym {
+                    module: mi as u32,
+                    id,
+                })
+            })
+            .collect();
+        let hashes: Vec<u64> = globals
+            .par_iter()
+            .flat_map_iter(|g| g.iter().map(|&(hash, _)| hash))
+            .collect();
+        let count = syms.len();
+        let name = |k: u32| inputs.name(syms[k as usize]);
+        let (_, first) = NameShards::build(&hashes, &name);
+        // Names are numbered in order of their first symbols: each global symbol
+        // with its name's number, and the first symbol and number of symbols of
+        // each name.
+        let mut firsts: Vec<(u32, u32)> = Vec::new();
+        let mut number = vec![0u32; count];
+        let named = (0..count)
+            .map(|k| {
+                let f = first[k] as usize;
+                if f == k {
+                    number[k] = firsts.len() as u32;
+                    firsts.push((k as u32, 0));
+                }
+                let n = number[f];
+                firsts[n as usize].1 += 1;
+                (n, syms[k])
+            })
+            .collect();
+        let names = firsts.par_iter().map(|&(k, n)| (name(k), n)).collect();
+        Globals::gather(named, names)
+    }
+
     /// From each global symbol with the index of its name in `names` (in link
     /// order), and each name with its number of symbols.
     fn gather(named: Vec<(u32, ModSym)>, names: Vec<(&'a [u8], u32)>) -> Globals<'a> {
@@ -97,58 +142,34 @@ impl<'a> Globals<'a> {
 
 impl<'a> SymbolDb<'a> {
     pub fn build(inputs: &Inputs<'a>) -> SymbolDb<'a> {
-        // Which symbol each reference comes from is found per module in parallel,
-        // beside the nodes and the name index, which are built in order.
-        let (edges, mut db): (Vec<Vec<Edge>>, _) = rayon::join(
-            || inputs.modules.par_iter().map(reference_sources).collect(),
-            || Self::nodes_and_names(inputs),
+        // What needs only one module is found per module in parallel: which symbol
+        // each reference comes from, and the global symbols with the hashes of their
+        // names. What is left in order, the name index and the graph, is built on
+        // two threads at once.
+        let (edges, globals): (Vec<Vec<Edge>>, Vec<Vec<HashedGlobal>>) = inputs
+            .modules
+            .par_iter()
+            .map(|m| (reference_sources(m), hashed_globals(m)))
+            .unzip();
+        let ((graph, first_node), globals) = rayon::join(
+            || graph_of(inputs, edges),
+            || Globals::index(inputs, &globals),
         );
-        for (mi, edges) in edges.into_iter().enumerate() {
-            let root = db.graph.add_node(Node::Root(mi as u32));
-            let nodes = &db.nodes[mi];
-            for (from, to, kind) in edges {
-                let from = from.map_or(root, |id| nodes[id.0 as usize]);
-                db.graph.add_edge(from, nodes[to.0 as usize], kind);
-            }
+        SymbolDb {
+            globals,
+            graph,
+            first_node,
         }
-        db
     }
 
-    /// The graph's symbol nodes and the global-name index, without edges.
-    fn nodes_and_names(inputs: &Inputs<'a>) -> SymbolDb<'a> {
-        let symbols: usize = inputs.modules.iter().map(|m| m.symbols.len()).sum();
-        let references: usize = inputs.modules.iter().map(|m| m.references.len()).sum();
-        let mut graph = DiGraph::with_capacity(symbols + inputs.modules.len(), references);
-        let mut nodes = Vec::with_capacity(inputs.modules.len());
-        // Each name with its number of symbols; each global symbol with its name.
-        let mut names: Vec<(&'a [u8], u32)> = Vec::new();
-        let mut named: Vec<(u32, ModSym)> = Vec::new();
-        let mut index = NameIndex::with_capacity(symbols);
-        for (mi, m) in inputs.modules.iter().enumerate() {
-            let mi = mi as u32;
-            let mut ns = Vec::with_capacity(m.symbols.len());
-            for (id, _) in m.symbols_with_ids() {
-                let s = ModSym { module: mi, id };
-                ns.push(graph.add_node(Node::Symbol(s)));
-                if is_global(m, id) {
-                    let name = inputs.name(s);
-                    let slot = index.get_or_push(name, &mut names, 0);
-                    names[slot as usize].1 += 1;
-                    named.push((slot, s));
-                }
-            }
-            nodes.push(ns);
-        }
-        SymbolDb {
-            globals: Globals::gather(named, names),
-            graph,
-            nodes,
-        }
+    /// The graph node of a module symbol.
+    fn node(&self, s: ModSym) -> NodeIndex {
+        NodeIndex::new(self.first_node[s.module as usize] as usize + s.id.0 as usize)
     }
 
     /// True if anything in its module refers to the symbol.
     pub fn is_used(&self, s: ModSym) -> bool {
-        let n = self.nodes[s.module as usize][s.id.0 as usize];
+        let n = self.node(s);
         self.graph
             .neighbors_directed(n, petgraph::Direction::Incoming)
             .next()
@@ -157,47 +178,11 @@ impl<'a> SymbolDb<'a> {
 
     /// The symbols that `s`'s definition refers to.
     pub fn uses(&self, s: ModSym) -> impl Iterator<Item = ModSym> + '_ {
-        let n = self.nodes[s.module as usize][s.id.0 as usize];
+        let n = self.node(s);
         self.graph.neighbors(n).filter_map(|t| match self.graph[t] {
             Node::Symbol(s) => Some(s),
             Node::Root(_) => None,
         })
-    }
-}
-
-/// The global names seen so far: each name's position in a list of names, found by
-/// hash. A slot holds the 4-byte position alone, not the name (a 16-byte slice) and
-/// position, so the table of a large link (200,000 names) is a fifth of the size and
-/// its probes miss the cache far less: with a map from names, building the index
-/// grew faster than the input, since the table outgrew the caches
-/// (docs/performance.md).
-struct NameIndex(hashbrown::HashTable<u32>);
-
-impl NameIndex {
-    fn with_capacity(n: usize) -> NameIndex {
-        NameIndex(hashbrown::HashTable::with_capacity(n))
-    }
-
-    /// The position of `name` in `names` (by first elements), after pushing it
-    /// with `value` if it is new.
-    fn get_or_push<'a, T>(
-        &mut self,
-        name: &'a [u8],
-        names: &mut Vec<(&'a [u8], T)>,
-        value: T,
-    ) -> u32 {
-        let entry = self.0.entry(
-            name_hash(name),
-            |&i| names[i as usize].0 == name,
-            |&i| name_hash(names[i as usize].0),
-        );
-        match entry {
-            hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                names.push((name, value));
-                *v.insert(names.len() as u32 - 1).get()
-            }
-        }
     }
 }
 
@@ -207,6 +192,45 @@ pub(crate) fn name_hash(name: &[u8]) -> u64 {
     let mut h = rustc_hash::FxBuildHasher.build_hasher();
     h.write(name);
     h.finish()
+}
+
+/// The reference graph of the modules, whose references come from `edges` (one
+/// list per module): every module's symbols as consecutive nodes, then the
+/// modules' roots. Also the node of each module's first symbol.
+fn graph_of(inputs: &Inputs, edges: Vec<Vec<Edge>>) -> (DiGraph<Node, RefKind>, Vec<u32>) {
+    let symbols: usize = inputs.modules.iter().map(|m| m.symbols.len()).sum();
+    let edge_count: usize = edges.iter().map(Vec::len).sum();
+    let mut graph = DiGraph::with_capacity(symbols + inputs.modules.len(), edge_count);
+    let mut first_node = Vec::with_capacity(inputs.modules.len());
+    for (mi, m) in inputs.modules.iter().enumerate() {
+        first_node.push(graph.node_count() as u32);
+        for (id, _) in m.symbols_with_ids() {
+            graph.add_node(Node::Symbol(ModSym {
+                module: mi as u32,
+                id,
+            }));
+        }
+    }
+    for (mi, edges) in edges.into_iter().enumerate() {
+        let root = graph.add_node(Node::Root(mi as u32));
+        let first = first_node[mi] as usize;
+        let node = |id: SymbolId| NodeIndex::new(first + id.0 as usize);
+        for (from, to, kind) in edges {
+            graph.add_edge(from.map_or(root, node), node(to), kind);
+        }
+    }
+    (graph, first_node)
+}
+
+/// A global symbol of a module with the [`name_hash`] of its name.
+type HashedGlobal = (u64, SymbolId);
+
+/// The global symbols of `m` (see [`is_global`]), in symbol order.
+fn hashed_globals(m: &Module) -> Vec<HashedGlobal> {
+    m.symbols_with_ids()
+        .filter(|&(id, _)| is_global(m, id))
+        .map(|(id, _)| (name_hash(m.symbol_name(id)), id))
+        .collect()
 }
 
 /// A reference as (referring symbol, or `None` for the module itself; referenced
@@ -276,24 +300,108 @@ fn reference_sources(m: &Module) -> Vec<Edge> {
 
 #[cfg(test)]
 mod tests {
-    use super::NameIndex;
+    use super::{ModSym, SymbolDb};
+    use crate::input::Bytes;
+    use crate::link::inputs::Inputs;
+    use crate::source::{SourceFile, SourceMap};
 
-    #[test]
-    fn a_name_keeps_the_position_it_was_first_pushed_at() {
-        let words: Vec<Vec<u8>> = (0..5000u32)
-            .map(|i| format!("name_{}", i % 1700).into_bytes())
-            .collect();
-        let mut names: Vec<(&[u8], ())> = Vec::new();
-        // Too small on purpose: the table grows on the way.
-        let mut index = NameIndex::with_capacity(4);
-        for (i, w) in words.iter().enumerate() {
-            let at = index.get_or_push(w, &mut names, ());
-            assert_eq!(at as usize, i % 1700, "{}", String::from_utf8_lossy(w));
-        }
-        assert_eq!(names.len(), 1700);
-        assert!(names
+    /// Parses `texts` as the modules of one link, in order.
+    fn link_of(texts: &[String]) -> (SourceMap, Vec<crate::ir::Module>) {
+        let mut sources = SourceMap::new();
+        let modules = texts
             .iter()
             .enumerate()
-            .all(|(i, (n, ()))| *n == format!("name_{i}").as_bytes()));
+            .map(|(i, t)| {
+                let file =
+                    SourceFile::new(format!("m{i}.ptx"), None, Bytes::Owned(t.clone().into()));
+                let id = sources.add(file);
+                crate::parse::parse_module(id, t.as_bytes()).module
+            })
+            .collect();
+        (sources, modules)
+    }
+
+    /// Names come in order of their first symbols, each with its symbols in link
+    /// order, however the hash shards split them; module-local names are not
+    /// global; and each reference is an edge from its user.
+    #[test]
+    fn global_names_in_order_of_first_symbols_with_their_symbols_in_link_order() {
+        const HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
+        // Module i declares f0..f(i+1) and defines g_i, which calls every f;
+        // each also has a module-local variable of one name.
+        let texts: Vec<String> = (0..40)
+            .map(|i| {
+                let mut t = String::from(HEADER);
+                t.push_str(".global .u32 local_var;\n");
+                for f in 0..=i + 1 {
+                    t.push_str(&format!(".extern .func f{f}();\n"));
+                }
+                t.push_str(&format!(".visible .func g{i}()\n{{\n"));
+                for f in 0..=i + 1 {
+                    t.push_str(&format!("call f{f};\n"));
+                }
+                t.push_str("ret;\n}\n");
+                t
+            })
+            .collect();
+        let (sources, modules) = link_of(&texts);
+        let inputs = Inputs {
+            sources: &sources,
+            modules: &modules,
+        };
+        let db = SymbolDb::build(&inputs);
+        // First symbols in link order: module 0 has f0, f1, g0; module i adds
+        // f(i+1) and gi.
+        let mut expected: Vec<String> = vec!["f0".into(), "f1".into(), "g0".into()];
+        for i in 1..40 {
+            expected.push(format!("f{}", i + 1));
+            expected.push(format!("g{i}"));
+        }
+        let names: Vec<String> = db
+            .globals
+            .iter()
+            .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+            .collect();
+        assert_eq!(names, expected);
+        for (name, syms) in db.globals.iter() {
+            let modules: Vec<u32> = syms.iter().map(|s| s.module).collect();
+            let first = modules[0];
+            let want: Vec<u32> = if name.starts_with(b"g") {
+                vec![first]
+            } else {
+                (first..40).collect()
+            };
+            assert_eq!(modules, want, "{}", String::from_utf8_lossy(name));
+            assert!(syms.iter().all(|&s| inputs.name(s) == name));
+        }
+        for (mi, m) in modules.iter().enumerate() {
+            let g = m
+                .symbols_with_ids()
+                .find(|&(id, _)| m.symbol_name(id).starts_with(b"g"))
+                .map(|(id, _)| ModSym {
+                    module: mi as u32,
+                    id,
+                })
+                .unwrap();
+            let mut called: Vec<&[u8]> = db.uses(g).map(|s| inputs.name(s)).collect();
+            called.sort();
+            let mut want: Vec<String> = (0..=mi + 1).map(|f| format!("f{f}")).collect();
+            want.sort();
+            assert_eq!(
+                called,
+                want.iter().map(|w| w.as_bytes()).collect::<Vec<_>>()
+            );
+            assert!(called.iter().all(|&n| {
+                let (id, _) = m
+                    .symbols_with_ids()
+                    .find(|&(id, _)| m.symbol_name(id) == n)
+                    .unwrap();
+                db.is_used(ModSym {
+                    module: mi as u32,
+                    id,
+                })
+            }));
+            assert!(!db.is_used(g));
+        }
     }
 }

@@ -282,7 +282,7 @@ fn stats_report_cpu_and_wall_time_of_every_phase() {
     let phases = [
         "read inputs",
         "parse, select members",
-        "symbol table and graph",
+        "symbol table, graph, ABI",
         "resolution",
         "debug sections",
         "names",

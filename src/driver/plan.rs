@@ -282,8 +282,33 @@ impl Plan {
 /// A named input as the parallel first pass leaves it: a regular file read (mapped),
 /// or anything else opened, to be read in order.
 pub(super) enum Opening {
-    Read((Bytes, Option<std::fs::Metadata>)),
+    Read(ReadInput),
     Later(Opened),
+}
+
+/// An input read, with what the plan records of it, prepared where it was read
+/// (for named files, in the parallel first pass).
+pub(super) struct ReadInput {
+    bytes: Bytes,
+    /// The file's identity, for inputs given twice: `None` for archives and
+    /// standard input, which may be.
+    key: Option<FileKey>,
+    /// `None` for standard input, pipes, FIFOs and devices.
+    stamp: Option<Stamp>,
+    /// The name diagnostics give it.
+    name: String,
+}
+
+impl ReadInput {
+    fn of(path: &Path, (bytes, meta): (Bytes, Option<std::fs::Metadata>)) -> ReadInput {
+        let identified = !archive::is_archive(bytes.head()) && path != Path::new("-");
+        ReadInput {
+            key: identified.then(|| file_key(path, meta.as_ref())).flatten(),
+            stamp: meta.map(|m| stamp_of(path, Some(m))),
+            name: path.display().to_string(),
+            bytes,
+        }
+    }
 }
 
 pub(super) fn plan(job: &Job) -> Result<Plan, Failure> {
@@ -314,7 +339,7 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
         .map(|spec| match spec {
             InputSpec::File(f) if f != Path::new("-") => Some(open_path(f).and_then(|o| {
                 Ok(if o.is_file() {
-                    Opening::Read(read_opened(f, o)?)
+                    Opening::Read(ReadInput::of(f, read_opened(f, o)?))
                 } else {
                     Opening::Later(o)
                 })
@@ -333,8 +358,8 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
     let mut groups = 0;
     // Read errors are collected, so that one link reports every unreadable input.
     let mut errors = Report::new();
-    // File identity → the name it was first given as.
-    let mut seen: std::collections::HashMap<FileKey, PathBuf> = Default::default();
+    // File identity → where in `files_read` the name it was first given as is.
+    let mut seen: rustc_hash::FxHashMap<FileKey, usize> = Default::default();
     for (i, spec) in job.inputs.iter().enumerate() {
         let path = match spec {
             InputSpec::WholeArchive(on) => {
@@ -373,36 +398,42 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
         };
         let read = match mapped[i].take() {
             Some(Ok(Opening::Read(r))) => Ok(r),
-            Some(Ok(Opening::Later(o))) => read_opened(&path, o),
+            Some(Ok(Opening::Later(o))) => read_opened(&path, o).map(|r| ReadInput::of(&path, r)),
             Some(Err(e)) => Err(e),
-            None => read_path_and_metadata(&path),
+            None => read_path_and_metadata(&path).map(|r| ReadInput::of(&path, r)),
         };
-        let (bytes, meta) = match read {
+        let ReadInput {
+            bytes,
+            key,
+            stamp,
+            name,
+        } = match read {
             Ok(r) => r,
             Err(e) => {
                 errors.push(Diagnostic::from(&e));
                 continue;
             }
         };
-        if !archive::is_archive(bytes.head()) && path != Path::new("-") {
-            if let Some(key) = file_key(&path, meta.as_ref()) {
-                if let Some(first) = seen.get(&key) {
-                    errors.push(Diagnostic::global_error(
-                        Code::DuplicateInput,
-                        format!(
-                            "{} is given twice (also as {}); each of its definitions would be \
-                         duplicated",
-                            path.display(),
-                            first.display()
-                        ),
-                    ));
-                    continue;
-                }
-                seen.insert(key, path.clone());
+        if let Some(key) = key {
+            if let Some(&first) = seen.get(&key) {
+                let first: &Path = &p.files_read[first];
+                errors.push(Diagnostic::global_error(
+                    Code::DuplicateInput,
+                    format!(
+                        "{} is given twice (also as {}); each of its definitions would be \
+                     duplicated",
+                        path.display(),
+                        first.display()
+                    ),
+                ));
+                continue;
             }
+            seen.insert(key, p.files_read.len());
         }
-        p.record(&path, meta, source, stamps);
-        let name = path.display().to_string();
+        if let Some(stamp) = stamp {
+            stamps.push(Stamp { source, ..stamp });
+        }
+        p.files_read.push(path.clone());
         if archive::is_thin(bytes.head()) {
             p.add_thin(
                 name,

@@ -17,7 +17,6 @@
 //! the made-up names (a tenth of them there) are chosen one after another.
 
 use rayon::prelude::*;
-use rustc_hash::FxHashSet;
 
 use crate::ir::SymbolKind;
 
@@ -28,14 +27,22 @@ use super::shards::NameShards;
 
 /// The output name of each output symbol that does not keep its origin's name.
 pub(crate) struct Names {
-    /// By output symbol; `None` keeps the name as written.
-    renamed: Vec<Option<Vec<u8>>>,
+    /// By output symbol: where its new name is in `made`, or [`KEPT`].
+    made_at: Vec<u32>,
+    /// The made-up names, in output order.
+    made: Vec<Vec<u8>>,
 }
+
+/// In [`Names::made_at`]: the symbol keeps the name as written.
+const KEPT: u32 = u32::MAX;
 
 impl Names {
     /// The new name of output symbol `o`, if it was renamed.
     pub fn renamed(&self, o: u32) -> Option<&[u8]> {
-        self.renamed[o as usize].as_deref()
+        match self.made_at[o as usize] {
+            KEPT => None,
+            at => Some(&self.made[at as usize]),
+        }
     }
 
     /// The output name of output symbol `o`.
@@ -54,13 +61,16 @@ pub(crate) fn assign(inputs: &Inputs, res: &Resolution) -> Names {
     };
     // The outputs that may keep their names: globals first, since a local never
     // keeps a global's name, wherever it comes; then locals, in output order.
-    let claims: Vec<u32> = (0..outs.len() as u32)
+    let all = 0..outs.len() as u32;
+    let mut claims: Vec<u32> = all
+        .clone()
+        .into_par_iter()
         .filter(|&i| outs[i as usize].global)
-        .chain((0..outs.len() as u32).filter(|&i| {
-            let o = &outs[i as usize];
-            !o.global && !apart(o)
-        }))
         .collect();
+    claims.par_extend(all.into_par_iter().filter(|&i| {
+        let o = &outs[i as usize];
+        !o.global && !apart(o)
+    }));
     let hashes: Vec<u64> = claims
         .par_iter()
         .map(|&i| name_hash(inputs.name(outs[i as usize].origin)))
@@ -74,39 +84,54 @@ pub(crate) fn assign(inputs: &Inputs, res: &Resolution) -> Names {
     };
     // The locals that lose their names, in output order.
     let mut losers: Vec<u32> = (0..claims.len())
+        .into_par_iter()
         .filter(|&c| first[c] != c as u32)
         .map(|c| claims[c])
         .filter(|&i| !outs[i as usize].global)
         .collect();
-    losers.extend((0..outs.len() as u32).filter(|&i| apart(&outs[i as usize])));
+    losers.par_extend(
+        (0..outs.len() as u32)
+            .into_par_iter()
+            .filter(|&i| apart(&outs[i as usize])),
+    );
     losers.par_sort_unstable();
-    // `name$mN` for each, and whether a kept name is already that.
-    let mut made: Vec<(u32, Vec<u8>, bool)> = losers
+    // `name$mN` for each, its hash, and whether a kept name is already that.
+    let mut made: Vec<(Vec<u8>, u64, bool)> = losers
         .par_iter()
         .map(|&i| {
             let o = &outs[i as usize];
             let written = String::from_utf8_lossy(inputs.name(o.origin));
             let base = format!("{written}$m{}", o.origin.module);
+            let hash = name_hash(base.as_bytes());
             let clash = kept(base.as_bytes());
-            (i, base.into_bytes(), clash)
+            (base.into_bytes(), hash, clash)
         })
         .collect();
-    // In output order, a made-up name must differ from the earlier ones too.
-    let mut taken: FxHashSet<Vec<u8>> = FxHashSet::default();
-    taken.reserve(made.len());
-    for (_, name, clash) in &mut made {
-        if *clash || taken.contains(name) {
-            let base = std::mem::take(name);
-            *name = (1..)
-                .map(|k| [&base[..], format!("_{k}").as_bytes()].concat())
-                .find(|c| !taken.contains(c) && !kept(c))
+    // In output order, a made-up name must differ from the earlier ones too: those
+    // are found by hash among the names made so far (positions in `made`).
+    let mut taken = hashbrown::HashTable::<u32>::with_capacity(made.len());
+    let earlier =
+        |taken: &hashbrown::HashTable<u32>, made: &[(Vec<u8>, u64, bool)], hash, c: &[u8]| {
+            taken.find(hash, |&j| made[j as usize].0 == c).is_some()
+        };
+    for k in 0..made.len() {
+        let (name, hash, clash) = &made[k];
+        if *clash || earlier(&taken, &made, *hash, name) {
+            let free = (1..)
+                .map(|n| [&name[..], format!("_{n}").as_bytes()].concat())
+                .find(|c| !earlier(&taken, &made, name_hash(c), c) && !kept(c))
                 .expect("some suffix is free");
+            made[k].1 = name_hash(&free);
+            made[k].0 = free;
         }
-        taken.insert(name.clone());
+        taken.insert_unique(made[k].1, k as u32, |&j| made[j as usize].1);
     }
-    let mut renamed = vec![None; outs.len()];
-    for (i, name, _) in made {
-        renamed[i as usize] = Some(name);
+    let mut made_at = vec![KEPT; outs.len()];
+    for (k, &i) in losers.iter().enumerate() {
+        made_at[i as usize] = k as u32;
     }
-    Names { renamed }
+    Names {
+        made_at,
+        made: made.into_iter().map(|(name, ..)| name).collect(),
+    }
 }

@@ -304,22 +304,21 @@ pub fn parsed_modules() -> usize {
 fn parse_sources_with(sources: &SourceMap, keep_tokens: bool) -> (Vec<Module>, Diagnostics) {
     let files: Vec<_> = sources.files().collect();
     PARSED.fetch_add(files.len(), std::sync::atomic::Ordering::Relaxed);
-    let parsed: Vec<_> = files
+    // Modules and diagnostics are collected apart, so that the modules are moved
+    // into their vector in parallel.
+    let (modules, per_file): (Vec<Module>, Vec<Vec<Diagnostic>>) = files
         .par_iter()
         .map(|&(id, f)| {
-            if keep_tokens {
+            let p = if keep_tokens {
                 parse_module(id, f.bytes())
             } else {
                 parse_from_copy(id, f)
-            }
+            };
+            (p.module, p.diagnostics)
         })
-        .collect();
+        .unzip();
     let mut diagnostics = Diagnostics::new();
-    let mut modules = Vec::with_capacity(parsed.len());
-    for p in parsed {
-        diagnostics.extend(p.diagnostics);
-        modules.push(p.module);
-    }
+    diagnostics.extend(per_file.into_iter().flatten());
     diagnostics.sort();
     (modules, diagnostics)
 }

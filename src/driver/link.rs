@@ -72,23 +72,33 @@ pub(super) fn prepare(
         }
     }
     // Keep the selected modules, in load order; diagnostics of members never loaded
-    // do not matter (GNU ld never looks at them either).
-    let mut slots: Vec<Option<crate::ir::Module>> = (0..names.len()).map(|_| None).collect();
+    // do not matter (GNU ld never looks at them either). Without archives, that is
+    // every module as parsed.
     let sources = parsed.sources;
-    for (m, unit) in parsed.modules.into_iter().zip(parsed.origins) {
-        slots[unit] = Some(m);
-    }
-    let modules: Vec<crate::ir::Module> = selection
-        .order
-        .iter()
-        .filter_map(|&u| slots[u].take())
-        .collect();
-    let kept: std::collections::HashSet<_> = modules.iter().map(|m| m.file).collect();
+    let every_unit = |order: &[usize]| order.iter().copied().eq(0..names.len());
     let mut diagnostics = Diagnostics::new();
-    diagnostics.extend(parsed.diagnostics.into_iter().filter(|d| {
-        let file = d.location.as_ref().and_then(|l| l.source()).map(|(f, _)| f);
-        file.is_none_or(|f| kept.contains(&f))
-    }));
+    let modules: Vec<crate::ir::Module> = if every_unit(&selection.order)
+        && every_unit(&parsed.origins)
+    {
+        diagnostics.extend(parsed.diagnostics);
+        parsed.modules
+    } else {
+        let mut slots: Vec<Option<crate::ir::Module>> = (0..names.len()).map(|_| None).collect();
+        for (m, unit) in parsed.modules.into_iter().zip(parsed.origins) {
+            slots[unit] = Some(m);
+        }
+        let modules: Vec<crate::ir::Module> = selection
+            .order
+            .iter()
+            .filter_map(|&u| slots[u].take())
+            .collect();
+        let kept: std::collections::HashSet<_> = modules.iter().map(|m| m.file).collect();
+        diagnostics.extend(parsed.diagnostics.into_iter().filter(|d| {
+            let file = d.location.as_ref().and_then(|l| l.source()).map(|(f, _)| f);
+            file.is_none_or(|f| kept.contains(&f))
+        }));
+        modules
+    };
     let failed = diagnostics.has_errors();
     let warned = !diagnostics.is_empty();
     report.extend_resolved(diagnostics, &sources);

@@ -103,12 +103,17 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
     // Prototypes of every function the module keeps (kernels need none), then the
     // variables; both laid out in parallel, in chunks appended in order.
     let edits = &w.edits;
+    // The parts are numbered in advance (the header and `.file` lines are part 0),
+    // so that their new text keeps its arena numbers when they are appended.
+    let prototype_parts = res.outs.len().div_ceil(CHUNK) as u32;
+    let variable_parts = var_order.len().div_ceil(CHUNK) as u32;
+    let definition_parts = inputs.modules.len() as u32;
     let prototypes: Vec<Rope> = res
         .outs
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(ci, outs)| {
-            let mut rope = Rope::new();
+            let mut rope = Rope::part(1 + ci as u32);
             for (j, out) in outs.iter().enumerate() {
                 if out.kind != SymbolKind::Function || !keep(ci * CHUNK + j) {
                     continue;
@@ -135,8 +140,9 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
         .collect();
     let variables: Vec<Rope> = var_order
         .par_chunks(CHUNK)
-        .map(|os| {
-            let mut rope = Rope::new();
+        .enumerate()
+        .map(|(vi, os)| {
+            let mut rope = Rope::part(1 + prototype_parts + vi as u32);
             for &o in os {
                 variable(&mut rope, inputs, res, edits, o as usize);
             }
@@ -151,7 +157,7 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
         .enumerate()
         .map(|(mi, m)| {
             let mi = mi as u32;
-            let mut out = Rope::new();
+            let mut out = Rope::part(1 + prototype_parts + variable_parts + mi);
             let defined_by = m.function_definitions();
             for (ii, item) in m.items.iter().enumerate() {
                 match &item.kind {
@@ -177,7 +183,8 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
     // The header and `.file` lines so far; what follows the definitions (aliases,
     // DWARF, map comments) is laid out as one more part, and all parts are appended
     // last, each keeping its piece array (`Rope::append_all`).
-    let mut out = std::mem::take(&mut w.out);
+    let tail_part = 1 + prototype_parts + variable_parts + definition_parts;
+    let mut out = std::mem::replace(&mut w.out, Rope::part(tail_part));
     // `.alias` directives of the aliases that won, in output-symbol order: each
     // module's `.alias` items are found in parallel (most modules have none) and
     // named through an index of that module's symbols, instead of a serial pass over

@@ -21,8 +21,10 @@ use super::assemble::{self, Chunk};
 use crate::input::Bytes;
 use crate::ir::KeptText;
 
-/// Pieces whose source is [`Rope::arena`] rather than an input module.
-const ARENA: u32 = u32::MAX;
+/// Pieces of new text have a [`Piece::src`] at or above this: `ARENAS + n` is the
+/// rope's arena number `n` ([`Rope::arenas`]). Module numbers stay below 2^30, so
+/// that neither they nor their [`KEPT`] forms reach it.
+const ARENAS: u32 = 0xC000_0000;
 
 /// Set in [`Piece::src`] for bytes of a module's kept copies rather than its source.
 const KEPT: u32 = 1 << 31;
@@ -73,7 +75,7 @@ const JOIN_MOVES_AT_MOST: usize = 4096;
 /// One run of output bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) struct Piece {
-    /// The module whose source holds the bytes, or [`ARENA`].
+    /// The module whose source holds the bytes, or an arena ([`ARENAS`]).
     pub(super) src: u32,
     /// Length in bytes.
     pub(super) len: u32,
@@ -96,7 +98,7 @@ impl Piece {
     /// Where its bytes are; [`Piece::lo`] is their offset there.
     pub(super) fn text(&self) -> PieceText {
         match self.src {
-            ARENA => PieceText::New,
+            m if m >= ARENAS => PieceText::New,
             m if m & KEPT != 0 => PieceText::Kept(m & !KEPT),
             m => PieceText::Source(m),
         }
@@ -164,8 +166,13 @@ impl Pieces {
 #[derive(Clone, Debug, Default)]
 pub struct Rope {
     pub(super) pieces: Pieces,
-    /// New text (renamed identifiers, rendered header, separators).
-    arena: Vec<u8>,
+    /// New text (renamed identifiers, rendered header, separators), in arenas:
+    /// `arenas[i]` is arena number `first_arena + i`. Appending a rope moves its
+    /// arenas over, and its pieces keep the numbers they were built with when the
+    /// parts of a rope were numbered in advance ([`Rope::part`]): appending never
+    /// walks their pieces.
+    arenas: Vec<Vec<u8>>,
+    first_arena: u32,
     len: u64,
 }
 
@@ -173,6 +180,17 @@ impl Rope {
     /// An empty output.
     pub fn new() -> Rope {
         Rope::default()
+    }
+
+    /// An empty part, to be appended as the `n`th part (counting from 0) of a rope
+    /// whose first part was made with [`Rope::new`] and whose parts each have one
+    /// arena, as parts made this way do.
+    pub fn part(n: u32) -> Rope {
+        Rope {
+            arenas: vec![Vec::new()],
+            first_arena: n,
+            ..Rope::default()
+        }
     }
 
     /// Total length in bytes.
@@ -187,13 +205,13 @@ impl Rope {
 
     /// Appends bytes `lo..hi` of module `module`'s source.
     pub fn push_src(&mut self, module: u32, lo: u32, hi: u32) {
-        debug_assert!(module & KEPT == 0 && lo <= hi);
+        debug_assert!(module < ARENAS - KEPT && lo <= hi);
         self.push(module, u64::from(lo), hi - lo);
     }
 
     /// Appends `len` bytes of module `module`'s kept copies, from offset `at`.
     pub fn push_kept(&mut self, module: u32, at: u32, len: u32) {
-        debug_assert!(module & KEPT == 0);
+        debug_assert!(module < ARENAS - KEPT);
         self.push(module | KEPT, u64::from(at), len);
     }
 
@@ -201,37 +219,45 @@ impl Rope {
     pub fn push_bytes(&mut self, bytes: &[u8]) {
         // A single piece is at most 4 GiB - 1; new text never comes close (names,
         // numbers, the header), but split rather than truncate.
+        if self.arenas.is_empty() {
+            self.arenas.push(Vec::new());
+        }
+        let src = ARENAS + self.first_arena + self.arenas.len() as u32 - 1;
         for chunk in bytes.chunks(u32::MAX as usize) {
-            let lo = self.arena.len() as u64;
-            self.arena.extend_from_slice(chunk);
-            self.push(ARENA, lo, chunk.len() as u32);
+            let arena = self.arenas.last_mut().expect("one arena at least");
+            let lo = arena.len() as u64;
+            arena.extend_from_slice(chunk);
+            self.push(src, lo, chunk.len() as u32);
         }
     }
 
     /// Appends each of `parts` (built separately, e.g. in parallel), in order. Their
-    /// piece arrays become chunks of this rope's; the new text is copied into one
-    /// arena grown once to its total.
+    /// piece arrays become chunks of this rope's, and their arenas this rope's.
     pub fn append_all(&mut self, parts: Vec<Rope>) {
         let chunks = parts.iter().map(|p| p.pieces.chunks.len()).sum::<usize>();
         self.pieces.chunks.reserve(chunks);
-        self.arena
-            .reserve(parts.iter().map(|p| p.arena.len()).sum::<usize>());
+        self.arenas
+            .reserve(parts.iter().map(|p| p.arenas.len()).sum());
         for part in parts {
             self.append(part);
         }
     }
 
-    /// Appends `other` (built separately, e.g. in parallel).
+    /// Appends `other` (built separately, e.g. in parallel). Its pieces of new text
+    /// are renumbered only if its arenas were not numbered to follow this rope's.
     pub fn append(&mut self, other: Rope) {
-        let base = self.arena.len() as u64;
-        self.arena.extend_from_slice(&other.arena);
-        let rebased = |mut chunk: Vec<Piece>| {
-            for p in chunk.iter_mut().filter(|p| p.src == ARENA) {
-                p.lo += base;
+        let next = self.first_arena + self.arenas.len() as u32;
+        let renumber = !other.arenas.is_empty() && other.first_arena != next;
+        let renumbered = |mut chunk: Vec<Piece>| {
+            if renumber {
+                for p in chunk.iter_mut().filter(|p| p.src >= ARENAS) {
+                    p.src = p.src - other.first_arena + next;
+                }
             }
             chunk
         };
-        let mut chunks = other.pieces.chunks.into_iter().map(rebased);
+        self.arenas.extend(other.arenas);
+        let mut chunks = other.pieces.chunks.into_iter().map(renumbered);
         let Some(mut first) = chunks.next() else {
             return;
         };
@@ -249,6 +275,11 @@ impl Rope {
         for chunk in chunks {
             self.pieces.push_chunk(chunk);
         }
+    }
+
+    /// The bytes of arena `src` (a [`Piece::src`] at or above [`ARENAS`]).
+    fn arena(&self, src: u32) -> &[u8] {
+        &self.arenas[(src - ARENAS - self.first_arena) as usize]
     }
 
     fn push(&mut self, src: u32, lo: u64, len: u32) {
@@ -282,7 +313,7 @@ impl Rope {
 
     pub(super) fn slice<'a>(&'a self, p: &Piece, srcs: &[ModuleText<'a>]) -> &'a [u8] {
         let bytes = match p.src {
-            ARENA => &self.arena[..],
+            m if m >= ARENAS => self.arena(m),
             m if m & KEPT != 0 => &srcs[(m & !KEPT) as usize].kept.text[..],
             m => srcs[m as usize].src.get(),
         };
@@ -388,9 +419,9 @@ impl Rope {
             if b > a {
                 let len = (b - a) as u32;
                 match p.src {
-                    ARENA => {
+                    src if src >= ARENAS => {
                         let lo = (p.lo + a) as usize;
-                        self.push_bytes(&from.rope.arena[lo..lo + len as usize]);
+                        self.push_bytes(&from.rope.arena(src)[lo..lo + len as usize]);
                     }
                     src => self.push(src, p.lo + a, len),
                 }
@@ -626,7 +657,7 @@ mod tests {
         let mut chunked = Rope::new();
         chunked.append_all(parts);
         assert_eq!(chunked.pieces.chunks.len(), 40);
-        assert!(chunked.pieces == r.pieces && chunked.to_vec(&srcs) == want);
+        assert!(shape(&chunked) == shape(&r) && chunked.to_vec(&srcs) == want);
         for (threads, r) in [(1, &r), (2, &r), (1, &chunked), (2, &chunked)] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
             let mut out = Counting {
@@ -698,6 +729,18 @@ mod tests {
         );
     }
 
+    /// The pieces as (module text, offset there, length), with `None` and no offset
+    /// for new text, whose arena and offset depend on how the rope was built.
+    fn shape(r: &Rope) -> Vec<(Option<u32>, u64, u32)> {
+        r.pieces
+            .iter()
+            .map(|p| match p.text() {
+                PieceText::New => (None, 0, p.len),
+                _ => (Some(p.src), p.lo, p.len),
+            })
+            .collect()
+    }
+
     #[test]
     fn appending_a_rope_built_apart_is_building_it_in_place() {
         let build = |r: &mut Rope, k: u32| {
@@ -711,10 +754,14 @@ mod tests {
         build(&mut a, 0);
         build(&mut b, 2);
         a.append(b);
-        assert_eq!(a.pieces, whole.pieces);
         let srcs = texts(&[b"0123"]);
         assert_eq!(a.to_vec(&srcs), b"x01yzx23yz");
         assert_eq!(a.len(), whole.len());
+        // New text of two parts stays two pieces (two arenas); the rest is alike.
+        let sources =
+            |r: &Rope| -> Vec<_> { shape(r).into_iter().filter(|p| p.0.is_some()).collect() };
+        assert_eq!(sources(&a), sources(&whole));
+        assert_eq!(a.pieces.len(), whole.pieces.len() + 1);
         // Parts appended at once, with one that joins the rope's last piece and
         // an empty one: as if appended one by one.
         let mut all = Rope::new();
@@ -731,9 +778,47 @@ mod tests {
         }
         all.append_all(parts);
         assert_eq!(all.pieces, one_by_one.pieces);
-        assert_eq!(all.arena, one_by_one.arena);
+        assert_eq!(all.arenas, one_by_one.arenas);
         assert_eq!(all.to_vec(&srcs), b"012qx12yz");
         assert_eq!(all.len(), 9);
+    }
+
+    /// Parts numbered in advance keep their pieces as built when appended; a part
+    /// numbered otherwise has its new text renumbered; the bytes are the same.
+    #[test]
+    fn parts_numbered_in_advance_are_appended_as_they_are() {
+        let srcs = texts(&[b"0123"]);
+        let mut head = Rope::new();
+        head.push_bytes(b"h");
+        let mut parts = Vec::new();
+        for n in 1..4u32 {
+            let mut part = Rope::part(n);
+            part.push_src(0, n - 1, n);
+            part.push_bytes(format!("<{n}>").as_bytes());
+            parts.push(part);
+        }
+        let built: Vec<Piece> = parts
+            .iter()
+            .flat_map(|p| p.pieces.iter().copied())
+            .collect();
+        let mut all = head.clone();
+        all.append_all(parts.clone());
+        assert!(all.pieces.iter().skip(1).copied().eq(built.iter().copied()));
+        assert_eq!(all.to_vec(&srcs), b"h0<1>1<2>2<3>");
+        // Out of order: the second part goes first and is renumbered.
+        let mut shuffled = head.clone();
+        parts.swap(0, 1);
+        shuffled.append_all(parts);
+        assert_eq!(shuffled.to_vec(&srcs), b"h1<2>0<1>2<3>");
+        assert_eq!(shuffled.len(), all.len());
+        // A part with no new text adds its (empty) arena all the same.
+        let mut sparse = head;
+        let mut quiet = Rope::part(1);
+        quiet.push_src(0, 0, 4);
+        let mut loud = Rope::part(2);
+        loud.push_bytes(b"!");
+        sparse.append_all(vec![quiet, loud]);
+        assert_eq!(sparse.to_vec(&srcs), b"h0123!");
     }
 
     /// A long appended chunk is not moved to join its first piece to the rope's

@@ -433,10 +433,10 @@ impl Rope {
 
     /// True if `p` is source bytes of a module with a file.
     pub(super) fn in_file(&self, p: &Piece, srcs: &[ModuleText<'_>]) -> bool {
-        p.src & KEPT == 0
-            && srcs[p.src as usize]
-                .pages
-                .is_some_and(Bytes::is_readable_file)
+        match p.text() {
+            PieceText::Source(m) => srcs[m as usize].pages.is_some_and(Bytes::is_readable_file),
+            PieceText::Kept(_) | PieceText::New => false,
+        }
     }
 }
 

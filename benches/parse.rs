@@ -314,19 +314,23 @@ fn report_cross(log: &mut String) {
             move || link_with(program.as_deref().unwrap(), base_out(scale), f, None)
         })
         .collect();
+    // Per scale: `cat`, this build, the baseline. Each link then comes after a
+    // command that wrote as much as it does, so neither build runs in the wake of a
+    // larger write-back than the other (the baseline once came after a smaller
+    // set's link, this build after `cat` of its own set).
+    let per_scale = if baseline.is_some() { 3 } else { 2 };
     let mut commands: Vec<&dyn Fn() -> Duration> = Vec::new();
     for i in 0..scales.len() {
         commands.push(&cats[i]);
         commands.push(&alls[i]);
+        if baseline.is_some() {
+            commands.push(&bases[i]);
+        }
     }
     commands.push(&one);
     commands.push(&lowest);
-    if baseline.is_some() {
-        for b in &bases {
-            commands.push(b);
-        }
-    }
     let timed = interleaved(runs, &commands);
+    let (ones_at, lows_at) = (per_scale * scales.len(), per_scale * scales.len() + 1);
     let mut out_log = |line: String| {
         println!("{line}");
         log.push_str(&line);
@@ -336,7 +340,7 @@ fn report_cross(log: &mut String) {
     let mut base = None;
     for (i, (&(scale, _), files)) in scales.iter().zip(&sets).enumerate() {
         let bytes = total_size(files);
-        let (cats, links) = (&timed[2 * i], &timed[2 * i + 1]);
+        let (cats, links) = (&timed[per_scale * i], &timed[per_scale * i + 1]);
         let (cat_med, med) = (median_of(cats), median_of(links));
         let all_out = out(scale, None);
         fresh(&all_out);
@@ -378,7 +382,7 @@ fn report_cross(log: &mut String) {
             ms_list(links)
         ));
         if let Some(program) = &baseline {
-            let times = &timed[2 * scales.len() + 2 + i];
+            let times = &timed[per_scale * i + 2];
             out_log(format!(
                 "  baseline {}: median {:.0} ms; this build {:.3}x the baseline (every run: {})",
                 program.display(),
@@ -410,7 +414,7 @@ fn report_cross(log: &mut String) {
                         "DIFFERENT"
                     }
                 ));
-                let ones = &timed[2 * scales.len()];
+                let ones = &timed[ones_at];
                 let one = median_of(ones);
                 targets.threads = one.as_secs_f64() / med.as_secs_f64();
                 out_log(format!(
@@ -423,7 +427,7 @@ fn report_cross(log: &mut String) {
                 report_scaling(Path::new(ptxld), files, &out(scale, Some("stats")), cat_med)
                     .into_iter()
                     .for_each(&mut out_log);
-                let lows = &timed[2 * scales.len() + 1];
+                let lows = &timed[lows_at];
                 out_log(format!(
                     "  --ptx-version=min (finds what the modules use): median {:.0} ms = {:.2}x the \
                      plain link (every run: {})",

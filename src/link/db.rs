@@ -73,20 +73,16 @@ impl<'a> Globals<'a> {
     /// in order is a few passes over arrays, each in link order.
     fn index(inputs: &Inputs<'a>, globals: &[Vec<HashedGlobal>]) -> Globals<'a> {
         // Every global symbol in link order, and its hash.
-        let syms: Vec<ModSym> = globals
+        let (syms, hashes): (Vec<ModSym>, Vec<u64>) = globals
             .par_iter()
             .enumerate()
             .flat_map_iter(|(mi, g)| {
-                g.iter().map(move |&(_, id)| ModSym {
-                    module: mi as u32,
-                    id,
+                g.iter().map(move |&(hash, id)| {
+                    let module = mi as u32;
+                    (ModSym { module, id }, hash)
                 })
             })
-            .collect();
-        let hashes: Vec<u64> = globals
-            .par_iter()
-            .flat_map_iter(|g| g.iter().map(|&(hash, _)| hash))
-            .collect();
+            .unzip();
         let count = syms.len();
         let name = |k: u32| inputs.name(syms[k as usize]);
         let (_, first) = NameShards::build(&hashes, &name);

@@ -77,9 +77,10 @@ pub(crate) fn assign(inputs: &Inputs, res: &Resolution) -> Names {
         .collect();
     let name = |claim: u32| inputs.name(outs[claims[claim as usize] as usize].origin);
     let (shards, first) = NameShards::build(&hashes, &name);
-    let kept = |candidate: &[u8]| {
+    // Whether a kept name is `candidate`, whose hash is `hash`.
+    let kept = |hash: u64, candidate: &[u8]| {
         shards
-            .find(name_hash(candidate), |claim| name(claim) == candidate)
+            .find(hash, |claim| name(claim) == candidate)
             .is_some()
     };
     // The locals that lose their names, in output order.
@@ -103,7 +104,7 @@ pub(crate) fn assign(inputs: &Inputs, res: &Resolution) -> Names {
             let written = String::from_utf8_lossy(inputs.name(o.origin));
             let base = format!("{written}$m{}", o.origin.module);
             let hash = name_hash(base.as_bytes());
-            let clash = kept(base.as_bytes());
+            let clash = kept(hash, base.as_bytes());
             (base.into_bytes(), hash, clash)
         })
         .collect();
@@ -117,12 +118,15 @@ pub(crate) fn assign(inputs: &Inputs, res: &Resolution) -> Names {
     for k in 0..made.len() {
         let (name, hash, clash) = &made[k];
         if *clash || earlier(&taken, &made, *hash, name) {
-            let free = (1..)
-                .map(|n| [&name[..], format!("_{n}").as_bytes()].concat())
-                .find(|c| !earlier(&taken, &made, name_hash(c), c) && !kept(c))
+            let (free, hash) = (1..)
+                .map(|n| {
+                    let c = [&name[..], format!("_{n}").as_bytes()].concat();
+                    let hash = name_hash(&c);
+                    (c, hash)
+                })
+                .find(|(c, hash)| !earlier(&taken, &made, *hash, c) && !kept(*hash, c))
                 .expect("some suffix is free");
-            made[k].1 = name_hash(&free);
-            made[k].0 = free;
+            made[k] = (free, hash, false);
         }
         taken.insert_unique(made[k].1, k as u32, |&j| made[j as usize].1);
     }

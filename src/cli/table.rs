@@ -588,8 +588,9 @@ pub fn command() -> Command {
     let check = with_options(
         Command::new("check")
             .about(
-                "Link without writing anything and report every problem: errors, ABI warnings \
-                 (PTX interoperability guide), and notes where nvJitLink would decide differently",
+                "Link without writing anything and report every problem: errors, operands ptxas \
+                 would refuse, ABI warnings (PTX interoperability guide), and notes where nvJitLink \
+                 would decide differently",
             )
             .override_usage("ptxld check [OPTIONS] INPUTS..."),
         CHECK,

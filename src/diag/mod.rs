@@ -202,6 +202,12 @@ codes! {
     /// state space than `.param` and `.reg`, a module-scope symbol, a `.param`
     /// parameter of the calling function, or a name not declared in scope.
     CallArgument = "call-argument",
+    /// An instruction's operand that ptxas refuses: too many or too few operands, a
+    /// register whose type does not fit the instruction's, a number of the wrong
+    /// kind, a variable where a register goes, an address in another state space,
+    /// or a register used before (or without) its declaration. Only `ptxld check`
+    /// looks.
+    OperandType = "operand-type",
 }
 
 impl std::fmt::Display for Code {

@@ -131,6 +131,7 @@ pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {
         }),
         strip_debug: job.strip_debug,
         report_needs: job.print_map || job.map_file.is_some(),
+        check_operands: false,
         fold_identical: job.fold_identical,
         relocatable: job.relocatable,
     }
@@ -442,6 +443,9 @@ pub fn check(job: &Job) -> CheckReport {
         Ok(p) => {
             let opts = LinkOptions {
                 report_needs: true,
+                // With `--verify`, ptxas judges the operands, and its messages are
+                // the ones to show.
+                check_operands: ptxas.is_none(),
                 ..link_options(job, &[arch])
             };
             let analysis = analyze(&p.sources, &p.modules, &opts);

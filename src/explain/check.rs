@@ -9,6 +9,7 @@ use crate::ir::{ItemKind, Linkage, SymbolKind, TypeClass};
 use crate::link::db::SymbolDb;
 use crate::link::gc;
 use crate::link::inputs::{Inputs, ModSym};
+use crate::link::needs::Needs;
 use crate::link::report::display_name;
 use crate::link::resolve::Resolution;
 use crate::link::Analysis;
@@ -33,10 +34,29 @@ pub(crate) fn check(a: &Analysis) -> Vec<Diagnostic> {
             .map(|t| Arch::from_parts(t.sm, t.suffix))
             .max_by_key(|t| t.sm())
     });
+    if let Some(needs) = &a.needs {
+        operand_slips(&a.inputs, needs, &mut out);
+    }
     if let (Some(needs), Some(arch)) = (&a.needs, arch) {
         out.push(needs.summary(&a.inputs, arch));
     }
     out
+}
+
+/// The operands ptxas would refuse (`isa/typing.rs`), as errors at the operand, with
+/// a note at the declaration that does not fit.
+fn operand_slips(inputs: &Inputs, needs: &Needs, out: &mut Vec<Diagnostic>) {
+    for (mi, uses) in needs.modules.iter().enumerate() {
+        let file = inputs.modules[mi].file;
+        for slip in &uses.slips {
+            let mut d = Diagnostic::error(Code::OperandType, file, slip.span, slip.message.clone())
+                .with_help("ptxas refuses this operand; `ptxld check --verify` runs ptxas itself");
+            if let Some(at) = slip.declared {
+                d = d.with_note(file, at, "declared at");
+            }
+            out.push(d);
+        }
+    }
 }
 
 /// A note on where nvJitLink differs, with a located note for each symbol involved.

@@ -9,6 +9,7 @@
 use rustc_hash::FxHashSet;
 
 use super::table::{table, Lookup, Need};
+use super::typing::{check_module, Slip};
 use crate::ir::{FuncKind, ItemKind, Module};
 use crate::lex::{is_name_byte, lex_bodies_into, Bodies, Token, TokenKind};
 use crate::source::Span;
@@ -29,6 +30,9 @@ pub(crate) struct ModuleUses {
     pub uses: Vec<Use>,
     /// Opcode words the table does not know (the first occurrence of each).
     pub unknown: Vec<Span>,
+    /// Operands ptxas would refuse (`typing.rs`), where the scan was asked to type
+    /// them.
+    pub slips: Vec<Slip>,
 }
 
 impl ModuleUses {
@@ -38,8 +42,8 @@ impl ModuleUses {
     }
 }
 
-/// Scans module `m` (its source `src`).
-pub(crate) fn module_uses(m: &Module, src: &[u8]) -> ModuleUses {
+/// Scans module `m` (its source `src`), and types its operands if `typing`.
+pub(crate) fn module_uses(m: &Module, src: &[u8], typing: bool) -> ModuleUses {
     let mut scan = Scan {
         src,
         seen: FxHashSet::default(),
@@ -71,7 +75,41 @@ pub(crate) fn module_uses(m: &Module, src: &[u8]) -> ModuleUses {
             scan.body(within(body.span));
         }
     }
+    if typing {
+        scan.out.slips = check_module(m, src, within);
+    }
     scan.out
+}
+
+/// The index after the `.loc` statement at `toks[i]`, which has no `;`: `.loc file
+/// line column`, then `, function_name label[+N]` or `, inlined_at file line
+/// column` (as the parser's `loc_args` reads it).
+pub(crate) fn loc_end(toks: &[Token], i: usize, src: &[u8]) -> usize {
+    let text = |k: usize| toks.get(k).map_or(&b""[..], |t| t.text(src));
+    let int = |k: usize| toks.get(k).is_some_and(|t| t.kind == TokenKind::Int);
+    let mut k = i + 1;
+    while k < i + 4 && int(k) {
+        k += 1;
+    }
+    while text(k) == b"," {
+        match text(k + 1) {
+            b"function_name" => {
+                k += 3;
+                if text(k) == b"+" && int(k + 1) {
+                    k += 2;
+                }
+            }
+            b"inlined_at" => {
+                k += 2;
+                let stop = k + 3;
+                while k < stop && int(k) {
+                    k += 1;
+                }
+            }
+            _ => break,
+        }
+    }
+    k
 }
 
 /// The uses at module scope that no single token names, as the table's names for
@@ -170,6 +208,7 @@ impl<'s> Scan<'s> {
         while i < toks.len() {
             let t = toks[i];
             match t.kind {
+                TokenKind::Directive if t.text(src) == b".loc" => i = loc_end(toks, i, src),
                 // A declaration or another directive statement: its words.
                 TokenKind::Directive => {
                     self.pragma(&toks[i..]);
@@ -297,7 +336,7 @@ mod tests {
     /// opcode words the table does not know.
     fn uses(src: &str) -> (Vec<String>, Vec<String>) {
         let parsed = crate::parse::parse_module(crate::source::FileId(0), src.as_bytes());
-        let u = module_uses(&parsed.module, src.as_bytes());
+        let u = module_uses(&parsed.module, src.as_bytes(), false);
         let text = |s: &Span| src[s.range()].to_string();
         (
             u.uses.iter().map(|u| text(&u.span)).collect(),
@@ -344,6 +383,20 @@ mod tests {
             ]
         );
         assert_eq!(unknown, ["frobnicate.u32"]);
+    }
+
+    /// A `.loc` has no `;`: the instruction after it is read, not skipped with it.
+    #[test]
+    fn the_instruction_after_a_loc_is_scanned() {
+        let (found, _) = uses(
+            ".version 8.0\n.target sm_80\n.address_size 64\n\
+             .file 1 \"a.cu\"\n\
+             .visible .entry e()\n{\n.reg .b32 %r<3>;\n\
+             .loc 1 2 3\n\
+             shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n\
+             ret;\n}\n",
+        );
+        assert_eq!(found, ["shfl.sync.idx.b32"]);
     }
 
     #[test]

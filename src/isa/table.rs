@@ -209,7 +209,7 @@ pub(crate) fn parse_version(s: &str) -> Option<Version> {
 }
 
 /// The opcode, then each modifier with its dot (`::` qualifiers stay with theirs).
-fn split_word(word: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn split_word(word: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = word;
     std::iter::from_fn(move || {
         while rest.first().is_some_and(u8::is_ascii_whitespace) {

@@ -35,6 +35,9 @@ pub struct LinkOptions {
     /// Find what the modules use (`link::needs`) even where no target lowers: for
     /// `ptxld check` and the link map.
     pub report_needs: bool,
+    /// Type the operands of every module's instructions as ptxas does
+    /// (`isa/typing.rs`), in the scan of what they need: for `ptxld check`.
+    pub check_operands: bool,
     /// `--fold-identical`: strong definitions of one symbol that are identical
     /// become one instead of a duplicate.
     pub fold_identical: bool,
@@ -49,6 +52,7 @@ impl Default for LinkOptions {
             gc: None,
             strip_debug: false,
             report_needs: false,
+            check_operands: false,
             fold_identical: false,
             relocatable: false,
         }
@@ -171,8 +175,10 @@ pub(crate) fn analyze<'a>(
         None => vec![false; modules.len()],
     };
     let t = Stopwatch::start();
-    let scan = opts.report_needs || opts.targets.iter().any(|t| header::may_lower(&inputs, t));
-    let needs = scan.then(|| Needs::scan(&inputs));
+    let scan = opts.report_needs
+        || opts.check_operands
+        || opts.targets.iter().any(|t| header::may_lower(&inputs, t));
+    let needs = scan.then(|| Needs::scan(&inputs, opts.check_operands));
     if let Some(n) = &needs {
         errors.extend(n.beyond_own_headers(&inputs));
         timings.push(t.stop("instructions used"));

@@ -30,11 +30,11 @@ pub(crate) type Origin = (u32, Span);
 pub(crate) type Setter = Option<(Need, Origin)>;
 
 impl Needs {
-    /// Scans every module, in parallel.
-    pub fn scan(inputs: &Inputs) -> Needs {
+    /// Scans every module, in parallel, typing their operands too if `typing`.
+    pub fn scan(inputs: &Inputs, typing: bool) -> Needs {
         let modules = (0..inputs.modules.len() as u32)
             .into_par_iter()
-            .map(|mi| module_uses(&inputs.modules[mi as usize], inputs.src(mi)))
+            .map(|mi| module_uses(&inputs.modules[mi as usize], inputs.src(mi), typing))
             .collect();
         Needs { modules }
     }

@@ -244,3 +244,45 @@ fn abi_violations_are_warnings_with_locations() {
         );
     }
 }
+
+/// `ptxld check` types operands as ptxas does (docs/linking.md, "Operand types"); a
+/// link does not. Each slip is reported at its line and column, as ptxas reports it.
+#[test]
+fn check_reports_operands_ptxas_refuses() {
+    let dir = root().join("fixtures/check");
+    let o = ptxld()
+        .current_dir(&dir)
+        .args(["check", "operand-types.ptx"])
+        .run();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    let expected = [
+        "error: operand 3 of `mul.f32` is an integer, which is not a .f32 number (write it as 1.0 or 0f3F800000)\n>>> operand-types.ptx:27:21\n",
+        "error: `%r4` is not declared: `%r<4>` declares %r0 to %r3\n>>> operand-types.ptx:30:11\n>>> declared at operand-types.ptx:17:13\n",
+        "error: `ld.const.f32` addresses `scale_add_param_1`, a .param variable, in .const\n>>> operand-types.ptx:31:22\n>>> declared at operand-types.ptx:14:14\n",
+        "3 error(s), 0 warning(s), 1 note(s)",
+    ];
+    for e in expected {
+        assert!(text.contains(e), "missing:\n{e}\nin:\n{text}");
+    }
+    let scratch = scratch("check-operand-types");
+    let o = ptxld()
+        .current_dir(&dir)
+        .args(["operand-types.ptx", "-o"])
+        .arg(scratch.join("out.ptx"))
+        .run();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // ptxas refuses the same three lines.
+    let Some(ptxas) = ptxas() else {
+        return;
+    };
+    let out = std::process::Command::new(ptxas)
+        .current_dir(&dir)
+        .args(["-arch=sm_80", "-c", "-o", "/dev/null", "operand-types.ptx"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    for line in ["line 27;", "line 30;", "line 31;"] {
+        assert!(err.contains(line), "{err}");
+    }
+}

@@ -21,6 +21,7 @@ mod link;
 mod lowering;
 mod machine_code;
 mod mutants;
+mod operand_typing;
 #[cfg(target_os = "linux")]
 mod output_safety;
 mod producers;

@@ -274,12 +274,21 @@ fn check_verify_reports_ptxas_errors_in_text_and_json() {
         })
     );
     assert!(!d.join("tmp").read_dir().unwrap().any(|_| true));
-    // Without --verify, check sees nothing wrong.
+    // Without --verify, check types the operands itself (docs/linking.md, "Operand
+    // types"), and finds the slip at the same place.
     let o = ptxld()
         .current_dir(&d)
         .args(["check", "a.ptx", "b.ptx"])
         .run();
-    assert!(o.status.success(), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with(
+            "error: operand 1 of `add.f32` is `%rd1`, a .b64 register, which does not fit .f32\n\
+             >>> b.ptx:16:10\n>>> declared at b.ptx:13:12\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// `PTXAS` naming no file, or no ptxas anywhere: an error saying how to point at one;

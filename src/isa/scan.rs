@@ -72,13 +72,59 @@ pub(crate) fn module_uses(m: &Module, src: &[u8], typing: bool) -> ModuleUses {
             scan.operator(span, name);
         }
         if let Some(body) = body {
-            scan.body(within(body.span));
+            let src = scan.src;
+            walk_body(within(body.span), src, &mut scan);
         }
     }
     if typing {
         scan.out.slips = check_module(m, src, within);
     }
     scan.out
+}
+
+/// What a walk of a body's statements ([`walk_body`]) does with each.
+pub(super) trait Statements {
+    /// A `{` (`open`) or `}` (`close`) inside the body.
+    fn open(&mut self) {}
+    fn close(&mut self) {}
+    /// The directive statement at `toks[i]`; returns the index after it.
+    fn directive(&mut self, toks: &[Token], i: usize) -> usize;
+    /// The instruction whose opcode is `toks[i]`; returns the index after it.
+    fn instruction(&mut self, toks: &[Token], i: usize) -> usize;
+}
+
+/// Walks the statements of a body (its tokens from `{` through `}`): blocks,
+/// directives, `.loc` (passed over: it has no `;`), labels, and instructions after
+/// their guard (`@p`, `@!p`).
+pub(super) fn walk_body(toks: &[Token], src: &[u8], walk: &mut impl Statements) {
+    let punct = |t: &Token, p: &[u8]| t.kind == TokenKind::Punct && t.text(src) == p;
+    let mut i = 1;
+    while i < toks.len() {
+        let t = toks[i];
+        i = match t.kind {
+            TokenKind::Punct if punct(&t, b"{") => {
+                walk.open();
+                i + 1
+            }
+            // The body's own `}` is its last token.
+            TokenKind::Punct if punct(&t, b"}") && i + 1 < toks.len() => {
+                walk.close();
+                i + 1
+            }
+            TokenKind::Directive if t.text(src) == b".loc" => loc_end(toks, i, src),
+            TokenKind::Directive => walk.directive(toks, i),
+            TokenKind::Punct if punct(&t, b"@") => {
+                let mut k = i + 1;
+                if toks.get(k).is_some_and(|t| punct(t, b"!")) {
+                    k += 1;
+                }
+                walk.instruction(toks, k + 1)
+            }
+            TokenKind::Ident if toks.get(i + 1).is_some_and(|n| punct(n, b":")) => i + 2,
+            TokenKind::Ident => walk.instruction(toks, i),
+            _ => i + 1,
+        };
+    }
 }
 
 /// The index after the `.loc` statement at `toks[i]`, which has no `;`: `.loc file
@@ -154,6 +200,16 @@ struct Scan<'s> {
     out: ModuleUses,
 }
 
+impl Statements for Scan<'_> {
+    fn directive(&mut self, toks: &[Token], i: usize) -> usize {
+        self.directive_words(toks, i)
+    }
+
+    fn instruction(&mut self, toks: &[Token], i: usize) -> usize {
+        self.instruction_words(toks, i)
+    }
+}
+
 impl<'s> Scan<'s> {
     /// A directive or special register: a use if the table has a row of that name
     /// (the first of each).
@@ -200,43 +256,23 @@ impl<'s> Scan<'s> {
         }
     }
 
-    /// The statements of one body (its tokens from `{` through `}`).
-    fn body(&mut self, toks: &[Token]) {
+    /// A directive statement at `toks[i]` (a declaration, `.pragma`, ...): its words.
+    fn directive_words(&mut self, toks: &[Token], i: usize) -> usize {
         let src = self.src;
-        let punct = |t: &Token, p: &[u8]| t.kind == TokenKind::Punct && t.text(src) == p;
-        let mut i = 0;
-        while i < toks.len() {
-            let t = toks[i];
-            match t.kind {
-                TokenKind::Directive if t.text(src) == b".loc" => i = loc_end(toks, i, src),
-                // A declaration or another directive statement: its words.
-                TokenKind::Directive => {
-                    self.pragma(&toks[i..]);
-                    while i < toks.len() && !punct(&toks[i], b";") {
-                        if toks[i].kind == TokenKind::Directive {
-                            self.named(Span::new(toks[i].lo, toks[i].hi));
-                        }
-                        i += 1;
-                    }
-                }
-                TokenKind::Punct if punct(&t, b"@") => {
-                    // The guard, then the instruction.
-                    i += 1;
-                    if toks.get(i).is_some_and(|t| punct(t, b"!")) {
-                        i += 1;
-                    }
-                    i = self.instruction(toks, i + 1);
-                }
-                TokenKind::Ident if toks.get(i + 1).is_some_and(|n| punct(n, b":")) => i += 2,
-                TokenKind::Ident => i = self.instruction(toks, i),
-                _ => i += 1,
+        self.pragma(&toks[i..]);
+        let mut i = i;
+        while i < toks.len() && !(toks[i].kind == TokenKind::Punct && toks[i].text(src) == b";") {
+            if toks[i].kind == TokenKind::Directive {
+                self.named(Span::new(toks[i].lo, toks[i].hi));
             }
+            i += 1;
         }
+        i
     }
 
     /// The instruction whose opcode is token `i`: its word and the special
     /// registers among its operands; returns the index after its `;`.
-    fn instruction(&mut self, toks: &[Token], i: usize) -> usize {
+    fn instruction_words(&mut self, toks: &[Token], i: usize) -> usize {
         let Some(opcode) = toks.get(i).filter(|t| t.kind == TokenKind::Ident) else {
             return i;
         };

@@ -20,7 +20,7 @@
 use rustc_hash::FxHashMap;
 
 use super::forms::{form, illegal, Role, TYPED};
-use super::scan::{loc_end, word_end};
+use super::scan::{loc_end, walk_body, word_end, Statements};
 use super::table::{split_word, table};
 use crate::ir::{FuncDecl, FuncKind, ItemKind, Module, StateSpace, Type, TypeClass};
 use crate::lex::{Token, TokenKind};
@@ -259,7 +259,7 @@ fn check_function<'s>(
         later: &later,
         out,
     };
-    walk.body(toks);
+    walk_body(toks, src, &mut walk);
     scopes.close();
 }
 
@@ -505,48 +505,27 @@ struct Insn<'w> {
     takes_address: bool,
 }
 
-impl<'a, 's> Walk<'a, 's> {
-    /// The statements of a body (`{` through `}`).
-    fn body(&mut self, toks: &[Token]) {
-        let src = self.src;
-        let punct = |t: &Token, p: &[u8]| t.kind == TokenKind::Punct && t.text(src) == p;
-        let mut i = 1;
-        // The outermost block is the function's scope, opened by the caller.
-        let mut depth = 1;
-        while i < toks.len() {
-            let t = toks[i];
-            match t.kind {
-                TokenKind::Punct if punct(&t, b"{") => {
-                    depth += 1;
-                    self.scopes.open();
-                    i += 1;
-                }
-                TokenKind::Punct if punct(&t, b"}") => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return;
-                    }
-                    self.scopes.close();
-                    i += 1;
-                }
-                TokenKind::Directive if t.text(src) == b".loc" => i = loc_end(toks, i, src),
-                TokenKind::Directive => i = declaration(toks, i, src, self.scopes),
-                TokenKind::Punct if punct(&t, b"@") => {
-                    i += 1;
-                    if toks.get(i).is_some_and(|t| punct(t, b"!")) {
-                        i += 1;
-                    }
-                    i = self.instruction(toks, i + 1);
-                }
-                TokenKind::Ident if toks.get(i + 1).is_some_and(|n| punct(n, b":")) => i += 2,
-                TokenKind::Ident => i = self.instruction(toks, i),
-                _ => i += 1,
-            }
-        }
+impl Statements for Walk<'_, '_> {
+    fn open(&mut self) {
+        self.scopes.open();
     }
 
-    /// The instruction whose opcode is `toks[i]`; returns the index after its `;`.
+    fn close(&mut self) {
+        self.scopes.close();
+    }
+
+    fn directive(&mut self, toks: &[Token], i: usize) -> usize {
+        declaration(toks, i, self.src, self.scopes)
+    }
+
     fn instruction(&mut self, toks: &[Token], i: usize) -> usize {
+        self.judge_instruction(toks, i)
+    }
+}
+
+impl<'a, 's> Walk<'a, 's> {
+    /// The instruction whose opcode is `toks[i]`; returns the index after its `;`.
+    fn judge_instruction(&mut self, toks: &[Token], i: usize) -> usize {
         let src = self.src;
         let end = (i..toks.len())
             .find(|&k| toks[k].kind == TokenKind::Punct && toks[k].text(src) == b";")
@@ -569,8 +548,7 @@ impl<'a, 's> Walk<'a, 's> {
             match Type::from_directive(p) {
                 Some(t) => types.push(t),
                 None => {
-                    half_after_type |=
-                        !types.is_empty() && matches!(p, b".lo" | b".hi" | b".wide");
+                    half_after_type |= !types.is_empty() && matches!(p, b".lo" | b".hi" | b".wide");
                     modifiers.push(p);
                 }
             }

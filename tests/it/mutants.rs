@@ -885,6 +885,9 @@ struct Result {
     /// For a false accept: the first error `ptxld --verify` reports at an input's
     /// `file:line:col` (it must exit 1 and write no output), or `None`.
     verified: Option<String>,
+    /// The first operand error (`operand-type`) `ptxld check` reports in the mutated
+    /// module, if any.
+    checked: Option<String>,
     outcome: Outcome,
     /// How long the mutant took (ptxas twice and ptxld), in seconds.
     seconds: f64,
@@ -914,6 +917,10 @@ impl Result {
             (Outcome::FalseAccept, Some(v)) => format!("    --verify: {v}\n"),
             (Outcome::FalseAccept, None) => "    --verify: NOT LOCATED\n".to_string(),
             _ => String::new(),
+        };
+        let verified = match &self.checked {
+            Some(c) => format!("{verified}    ptxld check: {c}\n"),
+            None => verified,
         };
         format!(
             "#{} {} {}:{} {}: {}\n    ptxas: {}\n    ptxld (exit {}): {}\n{verified}",
@@ -1038,6 +1045,7 @@ fn run_mutant(
     let verified = (outcome == Outcome::FalseAccept)
         .then(|| verify_location(ptxas, dir, set, &inputs))
         .flatten();
+    let checked = operand_error(dir, set, &inputs, &file);
     if verbose {
         eprintln!(
             "mutant {index}: set {} ({}), module {} line {}, {}: {}\n\
@@ -1085,9 +1093,32 @@ fn run_mutant(
         ptxld_first,
         ptxas_whole,
         verified,
+        checked,
         outcome,
         seconds: start.elapsed().as_secs_f64(),
     }
+}
+
+/// The first operand error (`operand-type`) that `ptxld check` reports in `file`, one
+/// of `inputs`, as `LINE:COL: message`.
+fn operand_error(dir: &Path, set: &Set, inputs: &[PathBuf], file: &str) -> Option<String> {
+    let o = ptxld()
+        .args(["check", "-j1", "--format", "json"])
+        .args(&set.args)
+        .args(inputs)
+        .current_dir(dir)
+        .run();
+    let json = String::from_utf8_lossy(&o.stdout).into_owned();
+    let at = format!("\"location\":{{\"file\":\"{file}\",\"line\":");
+    json.split("{\"severity\":")
+        .filter(|d| d.contains("\"code\":\"operand-type\""))
+        .find_map(|d| {
+            let line = &d[d.find(&at)? + at.len()..];
+            let line = &line[..line.find(',')?];
+            let message = d.split("\"message\":\"").nth(1)?;
+            let message = &message[..message.find("\",")?];
+            Some(format!("{line}: {message}"))
+        })
 }
 
 /// Links `inputs` with `--verify` (ptxas at `ptxas`): the first `ptxas` error it
@@ -1253,7 +1284,35 @@ fn report(results: &[Result], seconds: f64, sets: &[Set], targets: &[Target]) ->
     let _ = writeln!(
         out,
         "--verify refuses {located} of the {} false accepts at an input's file:line:col",
-        false_accepts.count()
+        false_accepts.clone().count()
+    );
+    // `ptxld check` types operands (docs/linking.md, "Operand types"): which false
+    // accepts it refuses, by ptxas's class.
+    let _ = writeln!(
+        out,
+        "ptxld check refuses {} of the {} false accepts in the mutated module: {}",
+        false_accepts
+            .clone()
+            .filter(|r| r.checked.is_some())
+            .count(),
+        false_accepts.clone().count(),
+        Class::ALL
+            .iter()
+            .filter_map(|&c| {
+                let of: Vec<&Result> = false_accepts
+                    .clone()
+                    .filter(|r| r.class() == Some(c))
+                    .collect();
+                let caught = of.iter().filter(|r| r.checked.is_some()).count();
+                (!of.is_empty()).then(|| format!("{} {caught}/{}", c.name(), of.len()))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let wrong = results.iter().filter(|r| check_false_reject(r)).count();
+    let _ = writeln!(
+        out,
+        "ptxld check reports an operand error in {wrong} mutated module(s) that ptxas -c accepts"
     );
 
     // The distinct messages of the false accepts, by class.
@@ -1378,6 +1437,7 @@ fn mutation_differential() {
 
     let count_of = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
     let crashes = count_of(Outcome::Crash);
+    let check_rejects: Vec<&Result> = results.iter().filter(|r| check_false_reject(r)).collect();
     let false_rejects = count_of(Outcome::FalseReject);
     let must: Vec<&Result> = results
         .iter()
@@ -1405,14 +1465,20 @@ fn mutation_differential() {
         .filter(|r| matches!(r.outcome, Outcome::Crash | Outcome::FalseReject))
         .chain(must.iter().copied())
         .chain(unlocated.iter().copied())
+        .chain(check_rejects.iter().copied())
         .take(10)
     {
         failures.push_str(&r.describe());
     }
     assert!(
-        crashes == 0 && false_rejects == 0 && must.is_empty() && unlocated.is_empty(),
+        crashes == 0
+            && false_rejects == 0
+            && must.is_empty()
+            && unlocated.is_empty()
+            && check_rejects.is_empty(),
         "of {} mutants: {crashes} crash(es), {false_rejects} false reject(s), {} false accept(s) \
-         in the classes that must have none ({}), {} false accept(s) --verify does not locate; \
+         in the classes that must have none ({}), {} false accept(s) --verify does not locate, \
+         {} operand error(s) of `ptxld check` in modules ptxas -c accepts; \
          the table is above and in {}; the first of them:\n{failures}",
         results.len(),
         must.len(),
@@ -1422,6 +1488,13 @@ fn mutation_differential() {
             .collect::<Vec<_>>()
             .join(", "),
         unlocated.len(),
+        check_rejects.len(),
         file.display()
     );
+}
+
+/// `ptxld check` reports an operand error in a mutated module that `ptxas -c`
+/// accepts: a wrong typing rule.
+fn check_false_reject(r: &Result) -> bool {
+    r.checked.is_some() && r.ptxas_c.is_none()
 }

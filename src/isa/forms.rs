@@ -158,6 +158,14 @@ pub(super) fn form(opcode: &[u8], modifiers: &[&[u8]], types: &[Type]) -> Option
     })
 }
 
+/// The opcodes these rules judge (an instruction of another is passed over at its
+/// name).
+pub(super) const JUDGED: &[&[u8]] = &[
+    b"add", b"sub", b"mul", b"mad", b"fma", b"min", b"max", b"div", b"rem", b"and", b"or", b"xor",
+    b"not", b"neg", b"abs", b"mov", b"selp", b"shl", b"shr", b"setp", b"cvt", b"cvta", b"sqrt",
+    b"rcp", b"ld", b"st",
+];
+
 /// Opcodes that need a type, which ptxas says when there is none ("Unexpected
 /// instruction types specified for 'ld'").
 pub(super) const TYPED: &[&[u8]] = &[

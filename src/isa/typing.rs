@@ -19,7 +19,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::forms::{form, illegal, Role, TYPED};
+use super::forms::{form, illegal, Role, JUDGED, TYPED};
 use super::scan::{loc_end, walk_body, word_end, Statements};
 use super::table::{split_word, table};
 use crate::ir::{FuncDecl, FuncKind, ItemKind, Module, StateSpace, Type, TypeClass};
@@ -252,11 +252,11 @@ fn check_function<'s>(
         };
         scopes.declare(&src[p.name.range()], decl, p.name);
     }
-    let later = declared_in_body(toks, src);
     let mut walk = Walk {
         src,
         scopes,
-        later: &later,
+        body: toks,
+        later: None,
         out,
     };
     walk_body(toks, src, &mut walk);
@@ -366,6 +366,16 @@ fn declaration<'s>(toks: &[Token], i: usize, src: &'s [u8], scopes: &mut Scopes<
     end + 1
 }
 
+/// Source bytes shown in a message, converted only when one is written.
+#[derive(Clone, Copy)]
+struct Text<'a>(&'a [u8]);
+
+impl std::fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(self.0))
+    }
+}
+
 /// One operand, as far as these rules read it.
 #[derive(Clone, Debug)]
 enum Operand {
@@ -433,9 +443,10 @@ fn operand(toks: &[Token], src: &[u8]) -> Operand {
             }
         }
         n if n >= 2 && text(0) == b"{" && text(n - 1) == b"}" => {
-            match split_operands(&toks[1..n - 1], src) {
-                Some(parts) => Operand::Vector(parts.len()),
-                None => Operand::Other,
+            let mut len = 0;
+            match split_operands(&toks[1..n - 1], src, |_| len += 1) {
+                true => Operand::Vector(len),
+                false => Operand::Other,
             }
         }
         _ => Operand::Other,
@@ -450,11 +461,10 @@ fn float(text: &[u8]) -> Operand {
     }
 }
 
-/// `toks` split at its commas outside brackets, braces and parentheses; None where
-/// they do not nest.
-fn split_operands<'t>(toks: &'t [Token], src: &[u8]) -> Option<Vec<&'t [Token]>> {
-    let mut parts = Vec::new();
-    let (mut depth, mut from) = (0i32, 0);
+/// Hands `each` the parts of `toks` between its commas outside brackets, braces and
+/// parentheses; false where they do not nest.
+fn split_operands<'t>(toks: &'t [Token], src: &[u8], mut each: impl FnMut(&'t [Token])) -> bool {
+    let (mut depth, mut from, mut any) = (0i32, 0, false);
     for (k, t) in toks.iter().enumerate() {
         if t.kind != TokenKind::Punct {
             continue;
@@ -463,34 +473,76 @@ fn split_operands<'t>(toks: &'t [Token], src: &[u8]) -> Option<Vec<&'t [Token]>>
             b"[" | b"{" | b"(" => depth += 1,
             b"]" | b"}" | b")" => depth -= 1,
             b"," if depth == 0 => {
-                parts.push(&toks[from..k]);
+                each(&toks[from..k]);
                 from = k + 1;
+                any = true;
             }
             _ => {}
         }
         if depth < 0 {
-            return None;
+            return false;
         }
     }
     if depth != 0 {
-        return None;
+        return false;
     }
-    if from < toks.len() || !parts.is_empty() {
-        parts.push(&toks[from..]);
+    if from < toks.len() || any {
+        each(&toks[from..]);
     }
-    Some(parts)
+    true
+}
+
+/// Up to `N` values without an allocation (an instruction's types, modifiers and
+/// operands: typing runs on every instruction of a link); `full` once one more was
+/// pushed, which these rules then pass over.
+struct Small<T: Copy, const N: usize> {
+    items: [T; N],
+    len: usize,
+    full: bool,
+}
+
+impl<T: Copy, const N: usize> Small<T, N> {
+    /// Empty; `fill` stands in the unused places.
+    fn new(fill: T) -> Self {
+        Small {
+            items: [fill; N],
+            len: 0,
+            full: false,
+        }
+    }
+
+    fn push(&mut self, x: T) {
+        match self.items.get_mut(self.len) {
+            Some(slot) => {
+                *slot = x;
+                self.len += 1;
+            }
+            None => self.full = true,
+        }
+    }
+
+    fn as_slice(&self) -> &[T] {
+        &self.items[..self.len]
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 struct Walk<'a, 's> {
     src: &'s [u8],
     scopes: &'a mut Scopes<'s>,
-    later: &'a Scopes<'s>,
+    /// The body's tokens, and what it declares anywhere (read at the first name
+    /// that no declaration in scope covers, which is rare).
+    body: &'a [Token],
+    later: Option<Scopes<'s>>,
     out: &'a mut Vec<Slip>,
 }
 
 /// An instruction being judged.
 struct Insn<'w> {
-    word: &'w str,
+    word: Text<'w>,
     opcode: &'w [u8],
     /// The instruction's type; for `cvt`, the destination's.
     ty: Type,
@@ -533,6 +585,9 @@ impl<'a, 's> Walk<'a, 's> {
         let Some(opcode) = toks.get(i).filter(|t| t.kind == TokenKind::Ident) else {
             return end + 1;
         };
+        if !JUDGED.contains(&opcode.text(src)) {
+            return end + 1;
+        }
         let word_end = word_end(src, opcode.lo as usize);
         let first = (i + 1..end)
             .find(|&k| toks[k].lo as usize >= word_end)
@@ -540,8 +595,8 @@ impl<'a, 's> Walk<'a, 's> {
         let word = &src[opcode.lo as usize..word_end];
         let mut parts = split_word(word);
         let name = parts.next().unwrap_or_default();
-        let mut types = Vec::new();
-        let mut modifiers = Vec::new();
+        let mut types = Small::<Type, 4>::new(PRED);
+        let mut modifiers = Small::<&[u8], 12>::new(b"");
         // A `.lo`, `.hi` or `.wide` after the type (`mad.s32.lo`, `mul.u32.wide`).
         let mut half_after_type = false;
         for p in parts {
@@ -553,8 +608,12 @@ impl<'a, 's> Walk<'a, 's> {
                 }
             }
         }
+        if types.full || modifiers.full {
+            return end + 1;
+        }
+        let (types, modifiers) = (types.as_slice(), modifiers.as_slice());
         let word_span = Span::new(opcode.lo, word_end as u32);
-        let word_text = String::from_utf8_lossy(word).into_owned();
+        let word_text = Text(word);
         if types.is_empty() && TYPED.contains(&name) && modifiers.iter().all(|m| !m.contains(&b':'))
         {
             self.out.push(Slip {
@@ -567,7 +626,7 @@ impl<'a, 's> Walk<'a, 's> {
         if types.iter().any(|&t| !judged(t)) {
             return end + 1;
         }
-        let Some(form) = form(name, &modifiers, &types) else {
+        let Some(form) = form(name, modifiers, types) else {
             return end + 1;
         };
         let why = if half_after_type && matches!(name, b"mul" | b"mad") {
@@ -575,7 +634,7 @@ impl<'a, 's> Walk<'a, 's> {
             // '.wide'".
             Some("`.lo`, `.hi` and `.wide` come before the type".to_string())
         } else {
-            illegal(name, &modifiers, &types)
+            illegal(name, modifiers, types)
         };
         if let Some(why) = why {
             self.out.push(Slip {
@@ -585,9 +644,11 @@ impl<'a, 's> Walk<'a, 's> {
             });
             return end + 1;
         }
-        let Some(ops) = split_operands(&toks[first..end], src) else {
+        let mut ops = Small::<&[Token], 8>::new(&[]);
+        if !split_operands(&toks[first..end], src, |part| ops.push(part)) || ops.full {
             return end + 1;
-        };
+        }
+        let ops = ops.as_slice();
         if ops.iter().any(|o| o.is_empty()) {
             // A syntax slip, which the parser reports.
             return end + 1;
@@ -616,7 +677,7 @@ impl<'a, 's> Walk<'a, 's> {
             _ => None,
         });
         let insn = Insn {
-            word: &word_text,
+            word: word_text,
             opcode: name,
             ty: types[0],
             source_ty: *types.last().unwrap_or(&types[0]),
@@ -775,15 +836,14 @@ impl<'a, 's> Walk<'a, 's> {
     fn register(&mut self, insn: &Insn, n: usize, role: Role, t: Token) {
         use Role::*;
         let name = t.text(self.src);
-        if table().special_register(name) {
-            return;
-        }
         let span = t.span();
-        let text = String::from_utf8_lossy(name);
+        let text = Text(name);
         let word = insn.word;
         let decl = match self.scopes.lookup(name) {
             Found::Is(d, s) => (d, s),
             Found::Unsure => return,
+            // Special registers are declared nowhere (`%laneid`, `%tid` of `%tid.x`).
+            Found::Missing if table().special_register(name) => return,
             Found::Missing => return self.missing(name, span, false),
         };
         let (ty, declared_at) = match decl {
@@ -853,7 +913,7 @@ impl<'a, 's> Walk<'a, 's> {
     /// another block declares, a range's name past its end, or a `%`-name (any name,
     /// if `any`) declared nowhere.
     fn missing(&mut self, name: &[u8], span: Span, any: bool) {
-        let text = String::from_utf8_lossy(name);
+        let text = Text(name);
         let mut slip = |message: String, declared: Option<Span>| {
             self.out.push(Slip {
                 span,
@@ -861,7 +921,11 @@ impl<'a, 's> Walk<'a, 's> {
                 declared,
             })
         };
-        if let Found::Is(_, at) = self.later.lookup(name) {
+        let (body, src) = (self.body, self.src);
+        let later = self
+            .later
+            .get_or_insert_with(|| declared_in_body(body, src));
+        if let Found::Is(_, at) = later.lookup(name) {
             if at.lo > span.lo {
                 slip(format!("`{text}` is used before its declaration"), Some(at));
                 return;
@@ -893,7 +957,7 @@ impl<'a, 's> Walk<'a, 's> {
     /// instruction's state space, or one a generic address reaches.
     fn address(&mut self, insn: &Insn, base: Token) {
         let name = base.text(self.src);
-        let text = String::from_utf8_lossy(name);
+        let text = Text(name);
         let (space, input, at) = match self.scopes.lookup(name) {
             Found::Is(Decl::Var { space, input }, at) => (space, input, at),
             // "Illegal to use symbol '%f1' of type .f32 as address operand".

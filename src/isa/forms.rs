@@ -29,16 +29,19 @@ pub(super) enum Role {
     Shift,
 }
 
-/// How an opcode's operands are read: its own modifiers (types aside), how many
-/// types it takes, and its operands (None: the instruction is not judged).
+/// How an instruction's operands are read: what it asks of each.
 pub(super) struct Form {
-    pub roles: Vec<Role>,
+    pub roles: &'static [Role],
     /// One more operand is allowed (`min`, `max` with three sources).
     pub optional_last: bool,
 }
 
 const ROUNDING: &[&[u8]] = &[b".rn", b".rz", b".rm", b".rp"];
 const INT_ROUNDING: &[&[u8]] = &[b".rni", b".rzi", b".rmi", b".rpi"];
+/// Both kinds.
+const ANY_ROUNDING: &[&[u8]] = &[
+    b".rn", b".rz", b".rm", b".rp", b".rni", b".rzi", b".rmi", b".rpi",
+];
 const COMPARE: &[&[u8]] = &[
     b".eq", b".ne", b".lt", b".le", b".gt", b".ge", b".lo", b".ls", b".hi", b".hs", b".equ",
     b".neu", b".ltu", b".leu", b".gtu", b".geu", b".num", b".nan",
@@ -92,23 +95,23 @@ pub(super) fn form(opcode: &[u8], modifiers: &[&[u8]], types: &[Type]) -> Option
     };
     let has = |m: &[u8]| modifiers.contains(&m);
     let float = types.iter().all(|t| t.class == TypeClass::Float);
-    let roles: Vec<Role> = match opcode {
+    let roles: &'static [Role] = match opcode {
         b"add" | b"sub" if only(&[ROUNDING, &[b".sat", b".cc", b".ftz"]]) => {
-            vec![Dest, Source, Source]
+            &[Dest, Source, Source]
         }
         // A third source only for floats (sm_100: "min.f32 with 3 input operands";
         // `max.s32 d, a, b, c` is an "Arguments mismatch").
         b"min" | b"max" if only(&[&[b".ftz", b".NaN", b".xorsign", b".abs"]]) => {
             return Some(Form {
-                roles: vec![Dest, Source, Source],
+                roles: &[Dest, Source, Source],
                 optional_last: float,
             })
         }
         b"mul" if only(&[ROUNDING, &[b".lo", b".hi", b".wide", b".ftz", b".sat"]]) => {
             if has(b".wide") {
-                vec![DestWide, Source, Source]
+                &[DestWide, Source, Source]
             } else {
-                vec![Dest, Source, Source]
+                &[Dest, Source, Source]
             }
         }
         b"mad"
@@ -118,38 +121,32 @@ pub(super) fn form(opcode: &[u8], modifiers: &[&[u8]], types: &[Type]) -> Option
             ]) =>
         {
             if has(b".wide") {
-                vec![DestWide, Source, Source, SourceWide]
+                &[DestWide, Source, Source, SourceWide]
             } else {
-                vec![Dest, Source, Source, Source]
+                &[Dest, Source, Source, Source]
             }
         }
-        b"fma" if only(&[ROUNDING, &[b".ftz", b".sat"]]) => {
-            vec![Dest, Source, Source, Source]
-        }
-        b"div" if only(&[ROUNDING, &[b".approx", b".full", b".ftz"]]) => {
-            vec![Dest, Source, Source]
-        }
-        b"rem" | b"and" | b"or" | b"xor" if modifiers.is_empty() => {
-            vec![Dest, Source, Source]
-        }
-        b"neg" | b"abs" if only(&[&[b".ftz"]]) => vec![Dest, Source],
-        b"not" | b"mov" if modifiers.is_empty() => vec![Dest, Source],
-        b"selp" if modifiers.is_empty() => vec![Dest, Source, Source, Pred],
-        b"shl" | b"shr" if modifiers.is_empty() => vec![Dest, Source, Shift],
+        b"fma" if only(&[ROUNDING, &[b".ftz", b".sat"]]) => &[Dest, Source, Source, Source],
+        b"div" if only(&[ROUNDING, &[b".approx", b".full", b".ftz"]]) => &[Dest, Source, Source],
+        b"rem" | b"and" | b"or" | b"xor" if modifiers.is_empty() => &[Dest, Source, Source],
+        b"neg" | b"abs" if only(&[&[b".ftz"]]) => &[Dest, Source],
+        b"not" | b"mov" if modifiers.is_empty() => &[Dest, Source],
+        b"selp" if modifiers.is_empty() => &[Dest, Source, Source, Pred],
+        b"shl" | b"shr" if modifiers.is_empty() => &[Dest, Source, Shift],
         b"setp" if only(&[COMPARE, BOOL, &[b".ftz"]]) => {
             if BOOL.iter().any(|b| has(b)) {
-                vec![PredDest, Source, Source, Pred]
+                &[PredDest, Source, Source, Pred]
             } else {
-                vec![PredDest, Source, Source]
+                &[PredDest, Source, Source]
             }
         }
         b"cvt" if only(&[ROUNDING, INT_ROUNDING, &[b".ftz", b".sat"]]) => {
-            vec![DestRelaxed, SourceRelaxed]
+            &[DestRelaxed, SourceRelaxed]
         }
-        b"cvta" if only(&[SPACES, &[b".to"]]) => vec![Dest, Source],
-        b"sqrt" | b"rcp" if only(&[ROUNDING, &[b".approx", b".ftz"]]) => vec![Dest, Source],
-        b"ld" if only(&[SPACES, LOAD_STORE]) => vec![DestRelaxed, Address],
-        b"st" if only(&[SPACES, LOAD_STORE]) => vec![Address, SourceRelaxed],
+        b"cvta" if only(&[SPACES, &[b".to"]]) => &[Dest, Source],
+        b"sqrt" | b"rcp" if only(&[ROUNDING, &[b".approx", b".ftz"]]) => &[Dest, Source],
+        b"ld" if only(&[SPACES, LOAD_STORE]) => &[DestRelaxed, Address],
+        b"st" if only(&[SPACES, LOAD_STORE]) => &[Address, SourceRelaxed],
         _ => return None,
     };
     Some(Form {
@@ -185,7 +182,7 @@ pub(super) fn illegal(opcode: &[u8], modifiers: &[&[u8]], types: &[Type]) -> Opt
     // qualifier is not allowed".
     for (set, what) in [
         (COMPARE, "comparison"),
-        (&[ROUNDING, INT_ROUNDING].concat()[..], "rounding modifier"),
+        (ANY_ROUNDING, "rounding modifier"),
         (SPACES, "state space"),
         (
             &[&b".lo"[..], b".hi", b".wide"][..],

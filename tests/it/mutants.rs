@@ -1108,6 +1108,13 @@ fn operand_error(dir: &Path, set: &Set, inputs: &[PathBuf], file: &str) -> Optio
         .args(inputs)
         .current_dir(dir)
         .run();
+    // A crash of the check is a failure of the test, as a crash of the link is.
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)) && !stderr(&o).contains("panicked"),
+        "ptxld check crashed on {file} in {}: {}",
+        dir.display(),
+        stderr(&o)
+    );
     let json = String::from_utf8_lossy(&o.stdout).into_owned();
     let at = format!("\"location\":{{\"file\":\"{file}\",\"line\":");
     json.split("{\"severity\":")

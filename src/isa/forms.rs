@@ -163,13 +163,6 @@ pub(super) const JUDGED: &[&[u8]] = &[
     b"rcp", b"ld", b"st",
 ];
 
-/// Opcodes that need a type, which ptxas says when there is none ("Unexpected
-/// instruction types specified for 'ld'").
-pub(super) const TYPED: &[&[u8]] = &[
-    b"add", b"sub", b"mul", b"mad", b"min", b"max", b"div", b"rem", b"and", b"or", b"xor", b"not",
-    b"neg", b"abs", b"mov", b"selp", b"shl", b"shr", b"setp", b"ld", b"st", b"cvta",
-];
-
 /// Why ptxas refuses `opcode` with `modifiers` and `types` whatever its operands
 /// (its message in parentheses), if it does.
 pub(super) fn illegal(opcode: &[u8], modifiers: &[&[u8]], types: &[Type]) -> Option<String> {
@@ -193,7 +186,8 @@ pub(super) fn illegal(opcode: &[u8], modifiers: &[&[u8]], types: &[Type]) -> Opt
             return Some(format!("more than one {what}"));
         }
     }
-    // "Unexpected instruction types specified".
+    // "Unexpected instruction types specified" (for no type too: `add %r1, ...`,
+    // `ld.global %r1, [%rd1]`).
     let wanted = if opcode == b"cvt" { 2 } else { 1 };
     if types.len() != wanted {
         return Some(match (wanted, types.len()) {

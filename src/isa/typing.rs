@@ -19,7 +19,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::forms::{form, illegal, Role, JUDGED, TYPED};
+use super::forms::{form, illegal, Role, JUDGED};
 use super::scan::{loc_end, walk_body, word_end, Statements};
 use super::table::{split_word, table};
 use crate::ir::{FuncDecl, FuncKind, ItemKind, Module, StateSpace, Type, TypeClass};
@@ -614,15 +614,6 @@ impl<'a, 's> Walk<'a, 's> {
         let (types, modifiers) = (types.as_slice(), modifiers.as_slice());
         let word_span = Span::new(opcode.lo, word_end as u32);
         let word_text = Text(word);
-        if types.is_empty() && TYPED.contains(&name) && modifiers.iter().all(|m| !m.contains(&b':'))
-        {
-            self.out.push(Slip {
-                span: word_span,
-                message: format!("`{word_text}` has no type (such as .u32 or .f32)"),
-                declared: None,
-            });
-            return end + 1;
-        }
         if types.iter().any(|&t| !judged(t)) {
             return end + 1;
         }

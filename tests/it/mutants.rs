@@ -1115,17 +1115,12 @@ fn operand_error(dir: &Path, set: &Set, inputs: &[PathBuf], file: &str) -> Optio
         dir.display(),
         stderr(&o)
     );
-    let json = String::from_utf8_lossy(&o.stdout).into_owned();
-    let at = format!("\"location\":{{\"file\":\"{file}\",\"line\":");
-    json.split("{\"severity\":")
-        .filter(|d| d.contains("\"code\":\"operand-type\""))
-        .find_map(|d| {
-            let line = &d[d.find(&at)? + at.len()..];
-            let line = &line[..line.find(',')?];
-            let message = d.split("\"message\":\"").nth(1)?;
-            let message = &message[..message.find("\",")?];
-            Some(format!("{line}: {message}"))
-        })
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+    report["diagnostics"].as_array()?.iter().find_map(|d| {
+        let at = &d["location"];
+        (d["code"] == "operand-type" && at["file"] == file)
+            .then(|| format!("{}: {}", at["line"], d["message"].as_str().unwrap_or("")))
+    })
 }
 
 /// Links `inputs` with `--verify` (ptxas at `ptxas`): the first `ptxas` error it

@@ -64,7 +64,7 @@ fn parser(bencher: Bencher, name: &str) {
 fn link_parser(bencher: Bencher, name: &str) {
     let src = input(name);
     bencher.counter(BytesCount::of_slice(&src)).bench(|| {
-        parse_module_deferred(FileId(0), divan::black_box(&src), Vec::new())
+        parse_module_deferred(FileId(0), divan::black_box(&src), Vec::new(), false)
             .module
             .items
             .len()

@@ -39,6 +39,10 @@ pub struct LoadOptions {
     /// The link target, for choosing among the PTX entries of container inputs
     /// (`.fatbin` files, ELF objects); `None` takes each container's highest entry.
     pub target: Option<Target>,
+    /// Record what each module uses by the instruction table as its bodies are
+    /// lexed (for lowering, `ptxld check` and the link map), where tokens are not
+    /// kept.
+    pub record_uses: bool,
 }
 
 impl Default for LoadOptions {
@@ -46,6 +50,7 @@ impl Default for LoadOptions {
         LoadOptions {
             keep_tokens: true,
             target: None,
+            record_uses: false,
         }
     }
 }
@@ -98,7 +103,7 @@ pub fn read_units(paths: &[PathBuf]) -> (Vec<Unit>, Vec<Diagnostic>) {
 /// unit index of `modules[i]`.
 pub fn parse_units(units: Vec<Unit>, opts: &LoadOptions) -> ParsedInputs {
     let (sources, mut diagnostics, flags, origins) = load_units(units, opts.target);
-    let (modules, parse_diags) = parse_sources_with(&sources, opts.keep_tokens);
+    let (modules, parse_diags) = parse_sources_with(&sources, opts);
     diagnostics.extend(parse_diags);
     // A container entry's host flags must match its own PTX: 64-bit hosts run
     // `.address_size 64` code (the header merge then makes all modules agree).
@@ -137,7 +142,7 @@ pub fn check_files(paths: &[PathBuf]) -> (SourceMap, Diagnostics) {
     let files: Vec<_> = sources.files().collect();
     let per_file: Vec<Vec<Diagnostic>> = files
         .par_iter()
-        .map(|&(id, f)| parse_from_copy(id, f).diagnostics)
+        .map(|&(id, f)| parse_from_copy(id, f, false).diagnostics)
         .collect();
     diagnostics.extend(per_file.into_iter().flatten());
     diagnostics.sort();
@@ -151,8 +156,8 @@ thread_local! {
 
 /// Parses a file and releases its tokens into this thread's reusable array (the
 /// linker needs the module structure, not the tokens).
-fn parse_reusing_tokens(id: FileId, src: &[u8]) -> Parsed {
-    let mut p = parse_module_deferred(id, src, TOKENS.take());
+fn parse_reusing_tokens(id: FileId, src: &[u8], record: bool) -> Parsed {
+    let mut p = parse_module_deferred(id, src, TOKENS.take(), record);
     TOKENS.set(std::mem::take(&mut p.module.tokens));
     p.module.release_tokens();
     p
@@ -171,13 +176,13 @@ const MAX_COPY: usize = 16 << 20;
 /// again when it needs it (docs/performance.md). A larger file is parsed through
 /// its mapping, whose pages are released afterwards (one TLB shootdown, not a
 /// doubled input). Spans are the same either way.
-fn parse_from_copy(id: FileId, f: &SourceFile) -> Parsed {
+fn parse_from_copy(id: FileId, f: &SourceFile, record: bool) -> Parsed {
     let pages = f.pages();
     if !pages.is_readable_file() {
-        return parse_reusing_tokens(id, f.bytes());
+        return parse_reusing_tokens(id, f.bytes(), record);
     }
     if f.len() > MAX_COPY {
-        let parsed = parse_reusing_tokens(id, f.bytes());
+        let parsed = parse_reusing_tokens(id, f.bytes(), record);
         pages.release();
         return parsed;
     }
@@ -193,9 +198,9 @@ fn parse_from_copy(id: FileId, f: &SourceFile) -> Parsed {
     // read at all): its mapping holds no more (touching its pages past the new end
     // raises SIGBUS), so the link fails here.
     let parsed = match pages.read_at(0, &mut buf[..len]) {
-        Ok(()) => parse_reusing_tokens(id, &buf[..len]),
+        Ok(()) => parse_reusing_tokens(id, &buf[..len], record),
         Err(e) => {
-            let mut p = parse_reusing_tokens(id, b"");
+            let mut p = parse_reusing_tokens(id, b"", false);
             p.diagnostics = vec![Diagnostic::from(&e)];
             p
         }
@@ -289,7 +294,7 @@ fn load_units(
 
 /// Parses every file of `sources` in parallel; modules come back in file order.
 pub fn parse_sources(sources: &SourceMap) -> (Vec<Module>, Diagnostics) {
-    parse_sources_with(sources, true)
+    parse_sources_with(sources, &LoadOptions::default())
 }
 
 /// Modules parsed by this process so far: tests check that a link parses each input
@@ -301,7 +306,7 @@ pub fn parsed_modules() -> usize {
     PARSED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-fn parse_sources_with(sources: &SourceMap, keep_tokens: bool) -> (Vec<Module>, Diagnostics) {
+fn parse_sources_with(sources: &SourceMap, opts: &LoadOptions) -> (Vec<Module>, Diagnostics) {
     let files: Vec<_> = sources.files().collect();
     PARSED.fetch_add(files.len(), std::sync::atomic::Ordering::Relaxed);
     // Modules and diagnostics are collected apart, so that the modules are moved
@@ -309,10 +314,10 @@ fn parse_sources_with(sources: &SourceMap, keep_tokens: bool) -> (Vec<Module>, D
     let (modules, per_file): (Vec<Module>, Vec<Vec<Diagnostic>>) = files
         .par_iter()
         .map(|&(id, f)| {
-            let p = if keep_tokens {
+            let p = if opts.keep_tokens {
                 parse_module(id, f.bytes())
             } else {
-                parse_from_copy(id, f)
+                parse_from_copy(id, f, opts.record_uses)
             };
             (p.module, p.diagnostics)
         })

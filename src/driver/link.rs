@@ -48,6 +48,7 @@ pub(super) fn prepare(
     let load = LoadOptions {
         keep_tokens: false,
         target: arch,
+        record_uses: may_ask_needs(job),
     };
     let parsed = parse_units(plan.units, &load);
     // Symbols of the units that parsed, for member selection: found when selection
@@ -111,6 +112,19 @@ pub(super) fn prepare(
         files_read,
         warned,
     })
+}
+
+/// Whether the link may ask what its modules use (`link::needs`): where it may
+/// lower the version or target, shows a map, or checks with `--verify`. The parse
+/// then records it as it lexes the bodies, which costs much less than lexing every
+/// module again afterwards; a plain link does neither.
+fn may_ask_needs(job: &Job) -> bool {
+    job.ptx_version.is_some()
+        || job.ptx_version_min
+        || !job.archs.is_empty()
+        || job.print_map
+        || job.map_file.is_some()
+        || job.verify
 }
 
 pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {

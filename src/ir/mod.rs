@@ -125,6 +125,10 @@ pub struct Module {
     /// The `.file` items, in order (a cache of the writer's, which numbers the
     /// merged module's files without reading every item of every module again).
     pub file_directives: Vec<ItemId>,
+    /// What the module uses by the instruction table, where the parse was asked to
+    /// record it as it lexed the bodies (`link::needs` reads it instead of lexing
+    /// the module again).
+    pub(crate) recorded_uses: Option<Box<crate::isa::ModuleUses>>,
 }
 
 impl Module {

@@ -4,8 +4,11 @@
 
 mod forms;
 mod scan;
+mod specials;
 mod table;
 mod typing;
+mod words;
 
-pub(crate) use scan::{module_uses, ModuleUses};
+pub(crate) use scan::{head_span, module_uses, ModuleUses, Recorder};
+pub(crate) use specials::may_read_special;
 pub(crate) use table::{higher_target, table, target_satisfies, Need, Version};

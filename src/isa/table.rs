@@ -76,6 +76,24 @@ struct Row {
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     rows: FxHashMap<Box<[u8]>, Vec<Row>>,
+    /// The names (directives, special registers, forms) that need more than the
+    /// floor, with what they need.
+    above_floor: FxHashMap<Box<[u8]>, Need>,
+    /// A bit for each [`filter_key`] of those names: a name whose bit is clear is
+    /// at the floor, found without hashing it (a module's declarations have
+    /// hundreds of directives, nearly all at the floor).
+    filter: Box<[u64]>,
+}
+
+const FILTER_BITS: usize = 4096;
+
+/// A name's bit in [`Table::filter`]: from its length and three of its bytes (a
+/// few instructions, without hashing it).
+#[inline]
+fn filter_key(name: &[u8]) -> usize {
+    let at = |i: usize| name.get(i).copied().unwrap_or(0) as usize;
+    let last = name.last().copied().unwrap_or(0) as usize;
+    (((name.len() * 61 + at(1)) * 67 + at(2)) * 71 + last) % FILTER_BITS
 }
 
 /// What the table says of an opcode word.
@@ -99,7 +117,10 @@ impl Table {
     /// Reads the tab-separated rows (`#` lines are comments): opcode, modifiers (or
     /// `-`), PTX ISA version, target (or `-`), then columns this does not read.
     pub fn parse(text: &str) -> Result<Table, String> {
-        let mut table = Table::default();
+        let mut table = Table {
+            filter: vec![0; FILTER_BITS / 64].into(),
+            ..Table::default()
+        };
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
@@ -130,6 +151,14 @@ impl Table {
                     modifiers: modifiers.into(),
                     need: Need { ptx, target },
                 });
+        }
+        for (name, rows) in &table.rows {
+            let need = rows.iter().fold(Need::NONE, |n, r| n.max(r.need));
+            if need != Need::NONE {
+                table.above_floor.insert(name.clone(), need);
+                let key = filter_key(name);
+                table.filter[key / 64] |= 1 << (key % 64);
+            }
         }
         Ok(table)
     }
@@ -166,9 +195,21 @@ impl Table {
 
     /// What the directive (`.alias`) or special register (`%cluster_ctarank`) `name`
     /// needs, if the table has rows of that name.
+    #[cfg(test)]
     pub fn named(&self, name: &[u8]) -> Option<Need> {
         let rows = self.rows.get(name)?;
         Some(rows.iter().fold(Need::NONE, |n, r| n.max(r.need)))
+    }
+
+    /// What the directive, special register or form `name` needs where that is
+    /// more than the floor (as [`Self::named`], cheaply for the names at the floor).
+    #[inline]
+    pub fn named_above_floor(&self, name: &[u8]) -> Option<Need> {
+        let key = filter_key(name);
+        if self.filter[key / 64] >> (key % 64) & 1 == 0 {
+            return None;
+        }
+        self.above_floor.get(name).copied()
     }
 
     /// Whether `name` is a special register (`%laneid`, `%envreg3`): the table has a
@@ -231,6 +272,36 @@ pub(crate) fn split_word(word: &[u8]) -> impl Iterator<Item = &[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The filtered lookup agrees with the rows for every name of the table, and
+    /// finds nothing for names it does not have.
+    #[test]
+    fn names_above_the_floor_are_found_through_the_filter() {
+        let t = table();
+        let mut above = 0;
+        for name in t.names() {
+            let want = t.named(name).filter(|&n| n != Need::NONE);
+            assert_eq!(
+                t.named_above_floor(name),
+                want,
+                "{}",
+                String::from_utf8_lossy(name)
+            );
+            above += usize::from(want.is_some());
+        }
+        assert!(above > 50, "{above}");
+        for name in [
+            ".visible",
+            ".param",
+            ".b32",
+            "%tid",
+            "%r1",
+            ".pragma nounroll",
+            "",
+        ] {
+            assert_eq!(t.named_above_floor(name.as_bytes()), None, "{name}");
+        }
+    }
 
     const ROWS: &str = "# test rows\n\
         shfl\t-\t1.0\tsm_30\n\

@@ -566,11 +566,11 @@ impl Statements for Walk<'_, '_> {
         self.scopes.close();
     }
 
-    fn directive(&mut self, toks: &[Token], i: usize) -> usize {
+    fn directive(&mut self, _: &[u8], toks: &[Token], i: usize) -> usize {
         declaration(toks, i, self.src, self.scopes)
     }
 
-    fn instruction(&mut self, toks: &[Token], i: usize) -> usize {
+    fn instruction(&mut self, _: &[u8], toks: &[Token], i: usize) -> usize {
         self.judge_instruction(toks, i)
     }
 }

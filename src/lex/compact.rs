@@ -80,6 +80,8 @@ impl Lexer<'_> {
     pub(super) fn compact_body(&mut self) -> bool {
         self.defs.clear();
         self.blocks.clear();
+        self.words.clear();
+        self.declarations.clear();
         let start = self.mark();
         if self.body_statements().is_some()
             && self.out.errors.len() == start.errors
@@ -89,6 +91,8 @@ impl Lexer<'_> {
             true
         } else {
             self.reset(start);
+            self.words.clear();
+            self.declarations.clear();
             false
         }
     }
@@ -145,11 +149,29 @@ impl Lexer<'_> {
                 // An empty statement, which the walk reports.
                 b';' => return None,
                 b'.' => self.directive_statement()?,
-                b'@' | b'_' | b'$' => self.instructions()?,
-                _ if CLASS[b as usize] & ID_START != 0 => self.instructions()?,
+                _ if b == b'@' || b == b'_' || b == b'$' || CLASS[b as usize] & ID_START != 0 => {
+                    // Recording has its own copy of the loop: the plain one stays as
+                    // it was, with no test for it.
+                    if self.record {
+                        self.instructions::<true>()?
+                    } else {
+                        self.instructions::<false>()?
+                    }
+                }
                 _ => return None,
             }
         }
+    }
+
+    /// At a directive: the end of the plain register declaration there
+    /// ([`register_declaration_end`]), which leaves no token, recording its start
+    /// where the lexer records; `None` (nothing done) if it is no such declaration.
+    pub(super) fn skip_register_declaration(&mut self) -> Option<usize> {
+        let end = register_declaration_end(self.src, self.pos, self.block, &mut self.defs)?;
+        if self.record {
+            self.declarations.push(self.pos as u32);
+        }
+        Some(end)
     }
 
     /// Pushes the one-byte punctuation at the current position.
@@ -217,9 +239,7 @@ impl Lexer<'_> {
     /// body walk knows are taken; `.loc` has no `;` and is lexed as `loc_args` reads it.
     fn directive_statement(&mut self) -> Option<()> {
         if self.skip_definitions {
-            if let Some(end) =
-                register_declaration_end(self.src, self.pos, self.block, &mut self.defs)
-            {
+            if let Some(end) = self.skip_register_declaration() {
                 self.pos = end;
                 return Some(());
             }

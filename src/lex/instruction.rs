@@ -9,7 +9,7 @@ use super::defs::Def;
 use super::grammar::instruction_slip;
 use super::operand_skip::{name_end_cached, next_operand_event, space_end_cached, Passed};
 use super::scan::skip_whitespace;
-use super::shape::{register_declaration_end, simple_literal_end, starts_identifier};
+use super::shape::{simple_literal_end, starts_identifier};
 use super::{Lexer, Token, TokenKind};
 
 /// How an instruction's compact lexing ended.
@@ -34,25 +34,31 @@ impl Lexer<'_> {
     /// nothing (plain register declarations too, where those leave nothing), and
     /// lexes the first one that may leave something as [`Self::instruction_or_label`]
     /// does. Stops before anything else (a brace, a directive, a comment).
-    pub(super) fn instructions(&mut self) -> Option<()> {
+    ///
+    /// With `RECORD`, notes where each instruction it passes over starts.
+    pub(super) fn instructions<const RECORD: bool>(&mut self) -> Option<()> {
         if self.symbols.is_none() {
             return self.instruction_or_label();
         }
         let src = self.src;
         loop {
+            let start = self.pos;
             let Some(end) = self.quiet_statement_end() else {
                 return self.instruction_or_label();
             };
+            // An instruction (a label ends in `:`), recorded at its guard if it has
+            // one; kept out of `quiet_statement_end`, whose code is the hot path.
+            if RECORD && src[end - 1] == b';' {
+                self.words.push(start as u32);
+            }
             self.pos = space_end_cached(src, end, &mut self.events);
             loop {
                 match src.get(self.pos) {
                     Some(&b) if starts_identifier(b) || b == b'@' => break,
-                    Some(b'.') if self.skip_definitions => {
-                        match register_declaration_end(src, self.pos, self.block, &mut self.defs) {
-                            Some(end) => self.pos = space_end_cached(src, end, &mut self.events),
-                            None => return Some(()),
-                        }
-                    }
+                    Some(b'.') if self.skip_definitions => match self.skip_register_declaration() {
+                        Some(end) => self.pos = space_end_cached(src, end, &mut self.events),
+                        None => return Some(()),
+                    },
                     _ => return Some(()),
                 }
             }
@@ -214,6 +220,9 @@ impl Lexer<'_> {
             self.out.tokens.push(opcode);
             self.punct1();
             return Some(());
+        }
+        if self.record {
+            self.words.push(opcode.lo);
         }
         // `call` and `shfl`/`vote` are read further by the walk; keep all their tokens.
         if matches!(opcode.text(src), b"call" | b"shfl" | b"vote") {
@@ -430,6 +439,7 @@ mod tests {
                 Default::default(),
                 symbols,
                 false,
+                false,
             );
             !lexed.compacted.is_empty()
         })
@@ -568,6 +578,7 @@ mod tests {
             lo,
             Default::default(),
             Some(&may),
+            false,
             false,
         );
         assert_eq!(end, src.len() - TAIL.len());

@@ -47,6 +47,7 @@ pub(crate) use class::is_name_byte;
 #[cfg(test)]
 pub(crate) use class::is_state_space;
 pub(crate) use defs::{clashes, declares, Def};
+
 pub(crate) use grammar::instruction_slip;
 
 /// What a token is. The token's text is always its span in the source.
@@ -115,6 +116,13 @@ impl Lexed {
     pub(crate) fn body_defs(&self) -> &[Def] {
         &self.scratch.defs
     }
+
+    /// After [`lex_body`] lexed a body compactly with `record`: where each
+    /// instruction starts (its opcode word, or its guard `@p`), and where each
+    /// register declaration it kept no token of starts (its `.reg`), in source order.
+    pub(crate) fn body_statements(&self) -> (&[u32], &[u32]) {
+        (&self.scratch.words, &self.scratch.declarations)
+    }
 }
 
 /// See [`Lexed::scratch`] and the fields of the same names in [`Lexer`].
@@ -122,6 +130,8 @@ impl Lexed {
 struct Scratch {
     defs: Vec<defs::Def>,
     blocks: Vec<u32>,
+    words: Vec<u32>,
+    declarations: Vec<u32>,
 }
 
 /// Lexes `src` (the bytes of `file`). `src.len()` must fit in `u32`.
@@ -194,16 +204,27 @@ pub fn lex_body(
     reuse: Lexed,
     symbols: Option<&dyn SymbolFilter>,
     skip_definitions: bool,
+    record: bool,
 ) -> (Lexed, usize) {
     let mut lx = Lexer::reusing(file, src, reuse, Bodies::Compact);
     lx.symbols = symbols;
     lx.skip_definitions = skip_definitions && symbols.is_some();
+    lx.record = record;
     lx.pos = lo;
     if !lx.compact_body() {
         lx.full_body();
     }
     let end = lx.pos;
     (lx.finish(), end)
+}
+
+/// Lexes the body whose `{` is at `lo` in full (as [`lex_body`] does one it
+/// cannot lex compactly), into `reuse`'s allocations.
+pub(crate) fn lex_body_full(file: FileId, src: &[u8], lo: usize, reuse: Lexed) -> Lexed {
+    let mut lx = Lexer::reusing(file, src, reuse, Bodies::Full);
+    lx.pos = lo;
+    lx.full_body();
+    lx.finish()
 }
 
 fn lex_with(file: FileId, src: &[u8], tokens: Vec<Token>, bodies: Bodies) -> Lexed {
@@ -245,6 +266,12 @@ struct Lexer<'a> {
     defs: Vec<defs::Def>,
     block: u32,
     blocks: Vec<u32>,
+    /// In a body lexed compactly with it: record where each instruction's opcode
+    /// word starts (`words`) and each skipped register declaration (`declarations`),
+    /// for what the module uses (`isa/scan.rs`).
+    record: bool,
+    words: Vec<u32>,
+    declarations: Vec<u32>,
 }
 
 impl<'a> Lexer<'a> {
@@ -265,9 +292,13 @@ impl<'a> Lexer<'a> {
         let Scratch {
             mut defs,
             mut blocks,
+            mut words,
+            mut declarations,
         } = std::mem::take(&mut out.scratch);
         defs.clear();
         blocks.clear();
+        words.clear();
+        declarations.clear();
         Lexer {
             file,
             src,
@@ -282,6 +313,9 @@ impl<'a> Lexer<'a> {
             defs,
             block: 0,
             blocks,
+            record: false,
+            words,
+            declarations,
             out,
         }
     }
@@ -291,6 +325,8 @@ impl<'a> Lexer<'a> {
         self.out.scratch = Scratch {
             defs: self.defs,
             blocks: self.blocks,
+            words: self.words,
+            declarations: self.declarations,
         };
         self.out
     }
@@ -325,7 +361,7 @@ impl<'a> Lexer<'a> {
 
 /// A small deterministic random number generator for the lexer's property tests.
 #[cfg(test)]
-fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+pub(crate) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
     move || {
         state ^= state << 13;
         state ^= state >> 7;

@@ -30,11 +30,18 @@ pub(crate) type Origin = (u32, Span);
 pub(crate) type Setter = Option<(Need, Origin)>;
 
 impl Needs {
-    /// Scans every module, in parallel, typing their operands too if `typing`.
+    /// What every module uses: as the parse recorded it, or (where it did not, or
+    /// to type their operands too if `typing`) scanned in parallel.
     pub fn scan(inputs: &Inputs, typing: bool) -> Needs {
         let modules = (0..inputs.modules.len() as u32)
             .into_par_iter()
-            .map(|mi| module_uses(&inputs.modules[mi as usize], inputs.src(mi), typing))
+            .map(|mi| {
+                let m = &inputs.modules[mi as usize];
+                match &m.recorded_uses {
+                    Some(uses) if !typing => (**uses).clone(),
+                    _ => module_uses(m, inputs.src(mi), typing),
+                }
+            })
             .collect();
         Needs { modules }
     }
@@ -150,8 +157,8 @@ impl Needs {
             let own_target = m.header.target.as_ref().and_then(|t| t.arch);
             let own_target = own_target.map(|a| Arch::from_parts(a.sm, a.suffix));
             for u in &self.modules[mi].uses {
-                let what = text(inputs, mi, u.span);
                 let refuse = |directive: &str, needs: String, declared: String| {
+                    let what = text(inputs, mi, u.span);
                     inputs
                         .error_at(
                             Code::NewerThanHeader,

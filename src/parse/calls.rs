@@ -402,7 +402,7 @@ mod tests {
         );
         let [full, compact] = [
             parse_module(FileId(0), src.as_bytes()),
-            parse_module_deferred(FileId(0), src.as_bytes(), Vec::new()),
+            parse_module_deferred(FileId(0), src.as_bytes(), Vec::new(), false),
         ]
         .map(|p| {
             p.diagnostics

@@ -2,7 +2,8 @@
 //! reaches them.
 
 use super::names::Names;
-use crate::lex::{lex_body, Def, Lexed, Token};
+use crate::isa::{may_read_special, Recorder};
+use crate::lex::{lex_body, lex_body_full, Def, Lexed, Token};
 use crate::source::{FileId, Span};
 
 /// Bodies a [`crate::lex::Bodies::Deferred`] lexing left out, lexed one at a time
@@ -23,6 +24,12 @@ pub(crate) struct DeferredBodies<'d> {
     /// When not zero, the bodies are walked in parallel, in consecutive groups of
     /// about this many bytes ([`walk_bodies_split`]).
     pub split: usize,
+    /// With it, what each body lexed here uses is recorded as it is lexed (the
+    /// `{` of each such body in `recorded`).
+    pub recorder: Option<Recorder>,
+    pub recorded: Vec<u32>,
+    /// A body lexed in full for the recorder.
+    full: Lexed,
 }
 
 thread_local! {
@@ -47,6 +54,9 @@ impl<'d> DeferredBodies<'d> {
             exact: true,
             map_comments: Vec::new(),
             split: 0,
+            recorder: None,
+            recorded: Vec::new(),
+            full: Lexed::default(),
         }
     }
 
@@ -79,9 +89,30 @@ impl<'d> DeferredBodies<'d> {
             std::mem::take(&mut self.lexed),
             Some(names),
             !body_names && !names.any_percent,
+            self.recorder.is_some(),
         );
         if !lexed.errors.is_empty() || end != body.hi as usize {
             self.exact = false;
+        }
+        if let Some(rec) = &mut self.recorder {
+            // A body lexed compactly has no token of its `%`-names, and a texture
+            // fetch's operands tell what it needs: those are read from the body
+            // lexed in full.
+            let compact = !lexed.compacted.is_empty();
+            let (words, declarations) = lexed.body_statements();
+            if !(compact
+                && !may_read_special(&src[body.range()])
+                && rec.compact_body(src, &lexed.tokens, words, declarations))
+            {
+                if compact {
+                    self.full =
+                        lex_body_full(file, src, body.lo as usize, std::mem::take(&mut self.full));
+                    rec.full_body(src, &self.full.tokens);
+                } else {
+                    rec.full_body(src, &lexed.tokens);
+                }
+            }
+            self.recorded.push(body.lo);
         }
         self.map_comments.extend(
             lexed
@@ -107,6 +138,7 @@ impl<'d> DeferredBodies<'d> {
                 body.lo as usize,
                 std::mem::take(&mut self.lexed),
                 None,
+                false,
                 false,
             );
             self.lexed = lexed;

@@ -45,7 +45,7 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lex::Token>) -> P
         src.len() as u64 <= crate::input::MAX_INPUT_LEN,
         "inputs are length-checked when loaded"
     );
-    parse_lexed(file, src, lex::lex_into(file, src, tokens), &[], 0).0
+    parse_lexed(file, src, lex::lex_into(file, src, tokens), &[], 0, false).0
 }
 
 /// Like [`parse_module_into`], for consumers that release the tokens right after
@@ -60,13 +60,22 @@ pub fn parse_module_into(file: FileId, src: &[u8], tokens: Vec<lex::Token>) -> P
 ///
 /// A module of [`SPLIT_MIN`] bytes or more has its bodies walked in parallel, in
 /// groups of about [`SPLIT_BYTES`]; the module is the same.
-pub fn parse_module_deferred(file: FileId, src: &[u8], tokens: Vec<lex::Token>) -> Parsed {
+///
+/// With `record`, what the module uses by the instruction table is recorded as its
+/// bodies are lexed (`Module::recorded_uses`), except in a module parsed in full
+/// or walked in groups, which `link::needs` lexes again.
+pub fn parse_module_deferred(
+    file: FileId,
+    src: &[u8],
+    tokens: Vec<lex::Token>,
+    record: bool,
+) -> Parsed {
     let split = if src.len() >= SPLIT_MIN {
         SPLIT_BYTES
     } else {
         0
     };
-    parse_deferred(file, src, tokens, split)
+    parse_deferred(file, src, tokens, split, record)
 }
 
 /// Modules at least this large have their bodies walked in parallel: one module
@@ -80,10 +89,16 @@ pub const SPLIT_BYTES: usize = 4 << 20;
 
 /// [`parse_module_deferred`] with the bodies walked in groups of `split` bytes
 /// (`0`: in one walk).
-fn parse_deferred(file: FileId, src: &[u8], tokens: Vec<lex::Token>, split: usize) -> Parsed {
+fn parse_deferred(
+    file: FileId,
+    src: &[u8],
+    tokens: Vec<lex::Token>,
+    split: usize,
+    record: bool,
+) -> Parsed {
     let mut lexed = lex::lex_bodies_into(file, src, tokens, lex::Bodies::Deferred);
     let deferred = std::mem::take(&mut lexed.compacted);
-    let (parsed, exact) = parse_lexed(file, src, lexed, &deferred, split);
+    let (parsed, exact) = parse_lexed(file, src, lexed, &deferred, split, record);
     if deferred.is_empty()
         || (exact
             && parsed.diagnostics.is_empty()
@@ -116,13 +131,15 @@ fn declares_percent_name(m: &Module, src: &[u8]) -> bool {
 }
 
 /// Parses lexed tokens; `deferred` lists the bodies the lexer left out. Returns
-/// false with the module if a deferred body did not lex exactly.
+/// false with the module if a deferred body did not lex exactly. With `record` (and
+/// no `split`), records what the module uses.
 fn parse_lexed(
     file: FileId,
     src: &[u8],
     lexed: lex::Lexed,
     deferred: &[u32],
     split: usize,
+    record: bool,
 ) -> (Parsed, bool) {
     let mut diagnostics = lexed.errors;
     let mut header = Header::default();
@@ -154,10 +171,18 @@ fn parse_lexed(
         aggregate_param_functions: Vec::new(),
         uses_textures: false,
         file_directives: Vec::new(),
+        recorded_uses: None,
     };
     let mut bodies = deferred::DeferredBodies::new(deferred);
     bodies.split = split;
+    if record && split == 0 {
+        bodies.recorder = Some(crate::isa::Recorder::default());
+    }
     resolve::resolve(&mut module, src, &mut diagnostics, &mut bodies);
+    if let Some(rec) = bodies.recorder.take() {
+        let uses = record_the_rest(&module, src, deferred, rec, &bodies.recorded);
+        module.recorded_uses = Some(Box::new(uses));
+    }
     if !bodies.map_comments.is_empty() {
         module.map_comments.append(&mut bodies.map_comments);
         module.map_comments.sort_by_key(|c| c.lo);
@@ -180,6 +205,43 @@ fn parse_lexed(
         },
         bodies.exact,
     )
+}
+
+/// What module `m` uses: `rec` holds what its bodies in `recorded` use (recorded
+/// as the walk lexed them); the items' heads and any other body are read here, from
+/// the module's tokens or, for a deferred body the walk did not ask for, lexed in
+/// full.
+fn record_the_rest(
+    m: &Module,
+    src: &[u8],
+    deferred: &[u32],
+    mut rec: crate::isa::Recorder,
+    recorded: &[u32],
+) -> crate::isa::ModuleUses {
+    use crate::ir::ItemKind;
+    let all = &m.tokens;
+    let within = |span: crate::source::Span| {
+        let from = all.partition_point(|t| t.lo < span.lo);
+        let to = all.partition_point(|t| t.lo < span.hi);
+        &all[from..to]
+    };
+    for item in &m.items {
+        rec.head(src, item, within(crate::isa::head_span(item)));
+        let ItemKind::Function(f) = &item.kind else {
+            continue;
+        };
+        let Some(body) = &f.body else { continue };
+        if recorded.binary_search(&body.span.lo).is_ok() {
+            continue;
+        }
+        if deferred.binary_search(&body.span.lo).is_ok() {
+            let full = lex::lex_body_full(m.file, src, body.span.lo as usize, Default::default());
+            rec.full_body(src, &full.tokens);
+        } else {
+            rec.full_body(src, within(body.span));
+        }
+    }
+    rec.finish()
 }
 
 /// PTX ISA 4.1: a module begins with `.version`, followed by `.target` (comments may
@@ -277,8 +339,8 @@ mod tests {
                 p.module.release_tokens();
                 format!("{:?}\n{:?}", p.module, p.diagnostics)
             };
-            let one = strip(parse_deferred(FileId(0), &src, Vec::new(), 0));
-            let split = pool.install(|| parse_deferred(FileId(0), &src, Vec::new(), 1));
+            let one = strip(parse_deferred(FileId(0), &src, Vec::new(), 0, false));
+            let split = pool.install(|| parse_deferred(FileId(0), &src, Vec::new(), 1, false));
             bodies += split
                 .module
                 .items

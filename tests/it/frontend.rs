@@ -496,8 +496,12 @@ fn register_declarations_and_labels_of_every_shape_parse_as_in_a_full_parse() {
                  .global .u32 g;\n.visible .func f()\n{{\n\t{shape}\n\tld.global.u32 %r1, [g];\n\tret;\n}}\n"
             );
             let full = without_tokens(parse_module_into(FileId(0), src.as_bytes(), Vec::new()));
-            let compact =
-                without_tokens(parse_module_deferred(FileId(0), src.as_bytes(), Vec::new()));
+            let compact = without_tokens(parse_module_deferred(
+                FileId(0),
+                src.as_bytes(),
+                Vec::new(),
+                false,
+            ));
             assert!(full == compact, "{src}: compact parse differs");
         }
     }
@@ -591,13 +595,13 @@ fn instructions_of_every_shape_parse_as_in_a_full_parse() {
                 let full =
                     without_tokens(parse_module_into(FileId(0), src.as_bytes(), Vec::new()));
                 let compact =
-                    without_tokens(parse_module_deferred(FileId(0), src.as_bytes(), Vec::new()));
+                    without_tokens(parse_module_deferred(FileId(0), src.as_bytes(), Vec::new(), false));
                 assert!(full == compact, "{src}: compact parse differs");
                 // The same text ending inside the body, right after the shape.
                 let end = src.rfind(shape).unwrap() + shape.len();
                 let cut = &src.as_bytes()[..end];
                 let full = without_tokens(parse_module_into(FileId(0), cut, Vec::new()));
-                let compact = without_tokens(parse_module_deferred(FileId(0), cut, Vec::new()));
+                let compact = without_tokens(parse_module_deferred(FileId(0), cut, Vec::new(), false));
                 assert!(full == compact, "{src}: compact parse of the cut text differs");
             }
         }
@@ -615,7 +619,7 @@ fn compact_parse_builds_the_same_module_as_a_full_parse() {
     assert!(files.len() >= 100, "only {} fixtures", files.len());
     let check = |name: &str, src: &[u8]| {
         let full = without_tokens(parse_module_into(FileId(0), src, Vec::new()));
-        let compact = without_tokens(parse_module_deferred(FileId(0), src, Vec::new()));
+        let compact = without_tokens(parse_module_deferred(FileId(0), src, Vec::new(), false));
         assert!(full == compact, "{name}: compact parse differs");
     };
     let mut compacted = 0;

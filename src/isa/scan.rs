@@ -5,7 +5,7 @@
 //! A [`Recorder`] collects it, from an item, a body or a statement at a time. Where
 //! a link may ask (lowering the version or target, the link map, `--verify`), the
 //! parse records as it lexes each body compactly: the lexer notes where each
-//! instruction's opcode word starts and each register declaration it skipped, the
+//! instruction starts and each register declaration it skipped, the
 //! directive statements keep their tokens, and a body that may read a special
 //! register above the floor (`specials.rs`) or has a texture fetch is lexed in full
 //! for it. Opcode words are classified through a table kept from module to module
@@ -212,8 +212,8 @@ fn forms(kind: &ItemKind, toks: &[Token], src: &[u8]) -> Vec<(&'static [u8], Spa
 pub(crate) struct Recorder {
     /// Each text recorded, and where `out` has it.
     seen: FxHashMap<Box<[u8]>, Seen>,
-    /// Short opcode words found without hashing (`words.rs`), taken from this
-    /// thread's table at the first compactly lexed body.
+    /// Opcode words classified by their segments without hashing (`words.rs`):
+    /// this thread's table, taken at the first compactly lexed body.
     short: Option<Box<WordTable>>,
     out: ModuleUses,
 }
@@ -355,7 +355,7 @@ impl Recorder {
     }
 
     /// A body lexed compactly ([`crate::lex::lex_body`] recording): its tokens,
-    /// where its instructions' opcode words start and where its register
+    /// where its instructions start (their guard or opcode) and where its register
     /// declarations that kept no token start. Returns false, with part of it
     /// recorded, if it must be recorded from its tokens in full instead: it has a
     /// texture fetch, whose operands tell what it needs.

@@ -39,10 +39,82 @@ pub struct LoadOptions {
     /// The link target, for choosing among the PTX entries of container inputs
     /// (`.fatbin` files, ELF objects); `None` takes each container's highest entry.
     pub target: Option<Target>,
-    /// Record what each module uses by the instruction table as its bodies are
-    /// lexed (for lowering, `ptxld check` and the link map), where tokens are not
-    /// kept.
-    pub record_uses: bool,
+    /// Where to record what each module uses by the instruction table as its
+    /// bodies are lexed (for lowering, the link map and `--verify`), when tokens are
+    /// not kept.
+    pub record_uses: RecordUses,
+}
+
+/// When the parse records what the modules use ([`LoadOptions::record_uses`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum RecordUses {
+    /// Never: the link does not ask.
+    #[default]
+    Never,
+    /// Always: the link asks (`--ptx-version=min`, the link map, `--verify`).
+    Always,
+    /// Where the link may lower: some module's header is above this `.version`, or
+    /// beyond one of these targets (read from each module's first bytes before the
+    /// parse; a header not found there counts as above). A link that does not lower
+    /// pays nothing; one that does finds every module recorded.
+    Above {
+        /// `--ptx-version`.
+        version: Option<crate::options::PtxVersion>,
+        /// `--arch`, each.
+        archs: Vec<crate::options::Arch>,
+    },
+}
+
+impl RecordUses {
+    /// Whether the modules of `sources` are recorded.
+    fn applies(&self, sources: &[(FileId, &SourceFile)]) -> bool {
+        match self {
+            RecordUses::Never => false,
+            RecordUses::Always => true,
+            RecordUses::Above { version, archs } => sources
+                .par_iter()
+                .any(|(_, f)| header_above(f.bytes(), *version, archs)),
+        }
+    }
+}
+
+/// Bytes from a module's start that its header is looked for in (comments may come
+/// first).
+const HEADER_BYTES: usize = 16 << 10;
+
+/// Whether the header at the start of `src` is above `version` or beyond one of
+/// `archs` (as `link::header::may_lower` decides), or is not found: the first
+/// `.version X.Y` and `.target sm_NN` words in its first bytes. Only where the
+/// parse records depends on this, never what a link does.
+fn header_above(
+    src: &[u8],
+    version: Option<crate::options::PtxVersion>,
+    archs: &[crate::options::Arch],
+) -> bool {
+    let head = &src[..src.len().min(HEADER_BYTES)];
+    let word_after = |name: &[u8]| -> Option<&[u8]> {
+        let at = head.windows(name.len()).position(|w| w == name)? + name.len();
+        let rest = &head[at..];
+        let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        let rest = &rest[start..];
+        let len = rest
+            .iter()
+            .position(|&b| b.is_ascii_whitespace() || b == b',')
+            .unwrap_or(rest.len());
+        Some(&rest[..len])
+    };
+    let own_version = word_after(b".version").and_then(|w| {
+        let (major, minor) = std::str::from_utf8(w).ok()?.split_once('.')?;
+        Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
+    });
+    let own_arch = word_after(b".target").and_then(crate::options::Arch::parse_bytes);
+    let (Some(own_version), Some(own_arch)) = (own_version, own_arch) else {
+        return true;
+    };
+    version.is_some_and(|v| own_version > (v.major, v.minor))
+        || archs.iter().any(|&want| {
+            crate::link::header::beyond(own_arch.sm(), own_arch.suffix(), want.sm(), want.suffix())
+        })
 }
 
 impl Default for LoadOptions {
@@ -50,7 +122,7 @@ impl Default for LoadOptions {
         LoadOptions {
             keep_tokens: true,
             target: None,
-            record_uses: false,
+            record_uses: RecordUses::Never,
         }
     }
 }
@@ -308,6 +380,7 @@ pub fn parsed_modules() -> usize {
 
 fn parse_sources_with(sources: &SourceMap, opts: &LoadOptions) -> (Vec<Module>, Diagnostics) {
     let files: Vec<_> = sources.files().collect();
+    let record = !opts.keep_tokens && opts.record_uses.applies(&files);
     PARSED.fetch_add(files.len(), std::sync::atomic::Ordering::Relaxed);
     // Modules and diagnostics are collected apart, so that the modules are moved
     // into their vector in parallel.
@@ -317,7 +390,7 @@ fn parse_sources_with(sources: &SourceMap, opts: &LoadOptions) -> (Vec<Module>, 
             let p = if opts.keep_tokens {
                 parse_module(id, f.bytes())
             } else {
-                parse_from_copy(id, f, opts.record_uses)
+                parse_from_copy(id, f, record)
             };
             (p.module, p.diagnostics)
         })
@@ -326,4 +399,32 @@ fn parse_sources_with(sources: &SourceMap, opts: &LoadOptions) -> (Vec<Module>, 
     diagnostics.extend(per_file.into_iter().flatten());
     diagnostics.sort();
     (modules, diagnostics)
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::header_above;
+    use crate::options::{Arch, PtxVersion};
+
+    /// The header sniff reads the first `.version` and `.target`, after comments,
+    /// as the link's lowering rule compares them; without a header it says above.
+    #[test]
+    fn a_header_above_the_options_is_found_before_the_parse() {
+        let src = b"//\n// Generated by NVIDIA NVVM Compiler\n//\n\n.version 8.8\n.target sm_90a, debug\n.address_size 64\n";
+        let v = |major, minor| Some(PtxVersion { major, minor });
+        let arch = |sm| vec![Arch::new(sm)];
+        assert!(header_above(src, v(7, 0), &[]));
+        assert!(!header_above(src, v(8, 8), &[]));
+        assert!(header_above(src, None, &arch(80)));
+        assert!(!header_above(
+            src,
+            None,
+            &[Arch::parse_bytes(b"sm_90a").unwrap()]
+        ));
+        // `sm_90a` code is for sm_90a alone.
+        assert!(header_above(src, v(9, 0), &arch(100)));
+        let plain = b".version 7.0\n.target sm_80\n";
+        assert!(!header_above(plain, v(9, 0), &arch(100)));
+        assert!(header_above(b".entry e() { ret; }", v(9, 0), &arch(100)));
+    }
 }

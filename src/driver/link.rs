@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::diag::{CheckReport, Code, Diagnostic, Diagnostics, Report, Severity};
 use crate::explain;
 use crate::frontend::container_choices;
-use crate::frontend::{parse_units, LoadOptions};
+use crate::frontend::{parse_units, LoadOptions, RecordUses};
 use crate::input::Bytes;
 use crate::ir::Module;
 use crate::link::{analyze, GcOptions, HeaderOptions, LinkOptions, MergedHeader};
@@ -114,17 +114,22 @@ pub(super) fn prepare(
     })
 }
 
-/// Whether the link may ask what its modules use (`link::needs`): where it may
-/// lower the version or target, shows a map, or checks with `--verify`. The parse
+/// Where the link asks what its modules use (`link::needs`): with
+/// `--ptx-version=min`, a map or `--verify` always, with `--ptx-version` or
+/// `--arch` where an input's header is above them (the link then lowers). The parse
 /// then records it as it lexes the bodies, which costs much less than lexing every
 /// module again afterwards; a plain link does neither.
-fn may_ask_needs(job: &Job) -> bool {
-    job.ptx_version.is_some()
-        || job.ptx_version_min
-        || !job.archs.is_empty()
-        || job.print_map
-        || job.map_file.is_some()
-        || job.verify
+fn may_ask_needs(job: &Job) -> RecordUses {
+    if job.ptx_version_min || job.print_map || job.map_file.is_some() || job.verify {
+        RecordUses::Always
+    } else if job.ptx_version.is_some() || !job.archs.is_empty() {
+        RecordUses::Above {
+            version: job.ptx_version,
+            archs: job.archs.clone(),
+        }
+    } else {
+        RecordUses::Never
+    }
 }
 
 pub(super) fn link_options(job: &Job, archs: &[Option<Arch>]) -> LinkOptions {

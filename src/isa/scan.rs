@@ -3,7 +3,7 @@
 //! first place it occurs and what the table says it needs.
 //!
 //! A [`Recorder`] collects it, from an item, a body or a statement at a time. Where
-//! a link may ask (lowering the version or target, the link map, `--verify`), the
+//! a link asks (lowering the version or target, the link map, `--verify`), the
 //! parse records as it lexes each body compactly: the lexer notes where each
 //! instruction starts and each register declaration it skipped, the
 //! directive statements keep their tokens, and a body that may read a special

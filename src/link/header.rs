@@ -163,7 +163,7 @@ pub(crate) fn may_lower(inputs: &Inputs, opts: &HeaderOptions) -> bool {
 /// ([`target_satisfies`]: a higher number, another architecture for `a`, another
 /// family or a lower member of it for `f`). ptxas 12.9 assembles `redux.sync.min.f32`,
 /// an sm_100f instruction, for `.target sm_103f` and `sm_103a`.
-fn beyond(sm: u32, suffix: Option<u8>, want: u32, want_suffix: Option<u8>) -> bool {
+pub(crate) fn beyond(sm: u32, suffix: Option<u8>, want: u32, want_suffix: Option<u8>) -> bool {
     !target_satisfies(
         Arch::from_parts(want, want_suffix),
         Arch::from_parts(sm, suffix),

@@ -9,6 +9,6 @@ mod table;
 mod typing;
 mod words;
 
-pub(crate) use scan::{head_span, module_uses, ModuleUses, Recorder};
+pub(crate) use scan::{head_span, module_uses, tokens_within, ModuleUses, Recorder};
 pub(crate) use specials::may_read_special;
 pub(crate) use table::{higher_target, table, target_satisfies, Need, Version};

@@ -57,12 +57,7 @@ pub(crate) fn module_uses(m: &Module, src: &[u8], typing: bool) -> ModuleUses {
     let mut rec = Recorder::default();
     // The linker keeps no tokens: the module is lexed again, in full.
     let lexed = lex_bodies_into(m.file, src, Vec::new(), Bodies::Full);
-    let all = &lexed.tokens;
-    let within = |span: Span| {
-        let from = all.partition_point(|t| t.lo < span.lo);
-        let to = all.partition_point(|t| t.lo < span.hi);
-        &all[from..to]
-    };
+    let within = |span: Span| tokens_within(&lexed.tokens, span);
     for item in &m.items {
         let body = match &item.kind {
             ItemKind::Function(f) => f.body.as_ref(),
@@ -78,6 +73,13 @@ pub(crate) fn module_uses(m: &Module, src: &[u8], typing: bool) -> ModuleUses {
         out.slips = check_module(m, src, within);
     }
     out
+}
+
+/// The tokens of `all` (in source order) that start within `span`.
+pub(crate) fn tokens_within(all: &[Token], span: Span) -> &[Token] {
+    let from = all.partition_point(|t| t.lo < span.lo);
+    let to = all.partition_point(|t| t.lo < span.hi);
+    &all[from..to]
 }
 
 /// An item's span up to its body: the declaration, its directives and attributes.
@@ -322,19 +324,18 @@ impl Recorder {
         });
     }
 
-    /// The opcode word that starts at `lo`: what it is.
-    fn word(&mut self, src: &[u8], lo: usize) -> Seen {
+    /// The opcode word that starts at `lo`, which `lookup` looks up where it is
+    /// new: what it is, and where it ends.
+    fn word(
+        &mut self,
+        src: &[u8],
+        lo: usize,
+        lookup: impl FnOnce(&[u8]) -> Lookup,
+    ) -> (Seen, usize) {
         let end = word_end(src, lo);
         let word = &src[lo..end];
-        self.record(word, Span::new(lo as u32, end as u32), || {
-            table().lookup(word)
-        })
-    }
-
-    /// The opcode word that starts at `lo`, which the table says is `lookup`.
-    fn word_as(&mut self, src: &[u8], lo: usize, lookup: Lookup) {
-        let end = word_end(src, lo);
-        self.record(&src[lo..end], Span::new(lo as u32, end as u32), || lookup);
+        let seen = self.record(word, Span::new(lo as u32, end as u32), || lookup(word));
+        (seen, end)
     }
 
     /// The head of `item` (everything before its body), lexed in full as `toks`:
@@ -378,7 +379,7 @@ impl Recorder {
                     break;
                 }
                 Some(Probe::Again(slot, lookup)) => {
-                    self.word_as(src, lo, lookup);
+                    self.word(src, lo, |_| lookup);
                     table.mark(slot);
                     continue;
                 }
@@ -386,10 +387,7 @@ impl Recorder {
                 None => None,
             };
             texture = matches!(opcode(src, lo), b"tex" | b"tld4");
-            let end = word_end(src, lo);
-            let lookup = table.lookup(&src[lo..end]);
-            let span = Span::new(lo as u32, end as u32);
-            let class = match self.record(&src[lo..end], span, || lookup) {
+            let class = match self.word(src, lo, |word| table.lookup(word)).0 {
                 _ if texture => Class::Texture,
                 Seen::Floor => Class::Floor,
                 Seen::Use(i) => Class::Other(Lookup::Known(self.out.uses[i].need)),
@@ -469,8 +467,8 @@ impl Recorder {
         let Some(opcode) = toks.get(i).filter(|t| t.kind == TokenKind::Ident) else {
             return i;
         };
-        self.word(src, opcode.lo as usize);
-        let span = Span::new(opcode.lo, word_end(src, opcode.lo as usize) as u32);
+        let (_, end) = self.word(src, opcode.lo as usize, |word| table().lookup(word));
+        let span = Span::new(opcode.lo, end as u32);
         // Top-level commas (outside `[]` and `{}`): a texture fetch with a third
         // operand has an offset (ptxas 12.9: "Feature 'offset operand' requires
         // .target sm_30 or higher"); a `|` after its destination, a predicate result

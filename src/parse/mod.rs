@@ -219,12 +219,7 @@ fn record_the_rest(
     recorded: &[u32],
 ) -> crate::isa::ModuleUses {
     use crate::ir::ItemKind;
-    let all = &m.tokens;
-    let within = |span: crate::source::Span| {
-        let from = all.partition_point(|t| t.lo < span.lo);
-        let to = all.partition_point(|t| t.lo < span.hi);
-        &all[from..to]
-    };
+    let within = |span| crate::isa::tokens_within(&m.tokens, span);
     for item in &m.items {
         rec.head(src, item, within(crate::isa::head_span(item)));
         let ItemKind::Function(f) = &item.kind else {

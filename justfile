@@ -34,14 +34,18 @@ test-gpu *ARGS: tools
 mutants N="2000": tools
     PTXLD_MUTANTS={{N}} cargo test --test it mutants:: -- --nocapture
 
-# Parse and link throughput against `cat` (libdevice, 170 MB set, 105-420 MB link sets, 2 GB module).
-bench:
-    cargo bench --bench parse
+# Parse and link throughput against `cat` (libdevice, 170 MB set, 105-420 MB link sets, 2 GB module), and what the statement check costs.
+bench: unchecked
+    PTXLD_BENCH_UNCHECKED="$PWD/target/unchecked-target/release/ptxld" cargo bench --bench parse
     cargo bench --bench front_end
 
-# Only the cross-referencing link sets (x1, x2, x4) and issue 7's targets (~30 s).
-bench-cross:
-    cargo bench --bench parse -- cross
+# Only the cross-referencing link sets (x1, x2, x4), the targets and the statement check's cost (~1 min).
+bench-cross: unchecked
+    PTXLD_BENCH_UNCHECKED="$PWD/target/unchecked-target/release/ptxld" cargo bench --bench parse -- cross
+
+# This source built without its statement check (src/lex/grammar.rs, `CHECKED`), which the benchmarks time against this build.
+unchecked:
+    RUSTFLAGS="--cfg ptxld_unchecked_statements" CARGO_TARGET_DIR=target/unchecked-target cargo build --release --quiet
 
 # --split-kernels against one ptxas, same rounds: a libdevice-heavy set (~1 min) and, with
 # SETS=libdevice,cross, the 105 MB cross set (made by bench-cross; tens of minutes on 2 cores).

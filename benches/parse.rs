@@ -250,10 +250,20 @@ fn report_cross(log: &mut String) {
             )
         })
         .collect();
-    // Another build of ptxld to compare with in the same rounds (`just bench-against
-    // REV` builds one): a change is judged by this build's medians over the
-    // baseline's, taken over the same stretch of time.
-    let baseline = std::env::var_os("PTXLD_BENCH_BASELINE").map(PathBuf::from);
+    // Other builds of ptxld timed in the same rounds, each over the same stretch of
+    // time as this one: a baseline (`just bench-against REV` builds one), by whose
+    // medians a change is judged, and this source built without its statement check
+    // (`just bench` builds it), by whose medians the check's cost is read.
+    let others: Vec<Other> = [
+        ("PTXLD_BENCH_BASELINE", Other::BASELINE),
+        ("PTXLD_BENCH_UNCHECKED", Other::UNCHECKED),
+    ]
+    .into_iter()
+    .filter_map(|(var, kind)| {
+        let program = PathBuf::from(std::env::var_os(var)?);
+        Some(Other { kind, program })
+    })
+    .collect();
     let link_args =
         |program: &Path, out: PathBuf, files: &[PathBuf], threads: Option<&str>, extra: &[&str]| {
             let mut c = Command::new(program);
@@ -274,7 +284,8 @@ fn report_cross(log: &mut String) {
     let link = |scale: usize, files: &[PathBuf], threads: Option<&str>| {
         link_with(Path::new(ptxld), out(scale, threads), files, threads)
     };
-    let base_out = |scale: usize| root().join(format!("target/bench-cross-baseline-x{scale}.ptx"));
+    let other_out =
+        |kind: &str, scale: usize| root().join(format!("target/bench-cross-{kind}-x{scale}.ptx"));
     // Every command of every scale in each round (`cat` and ptxld of each set, and
     // ptxld on one thread for x1): the scaling ratios compare medians taken over the
     // same stretch of time, so a machine whose speed drifts (another tenant of the
@@ -306,25 +317,30 @@ fn report_cross(log: &mut String) {
             &["--ptx-version=min"],
         )
     };
-    let bases: Vec<_> = sets
+    // Per scale, each other build's link.
+    let other_links: Vec<Vec<_>> = sets
         .iter()
         .zip(&scales)
         .map(|(f, &(scale, _))| {
-            let program = baseline.clone();
-            move || link_with(program.as_deref().unwrap(), base_out(scale), f, None)
+            others
+                .iter()
+                .map(|other| {
+                    move || link_with(&other.program, other_out(other.kind.0, scale), f, None)
+                })
+                .collect()
         })
         .collect();
-    // Per scale: `cat`, this build, the baseline. Each link then comes after a
-    // command that wrote as much as it does, so neither build runs in the wake of a
-    // larger write-back than the other (the baseline once came after a smaller
+    // Per scale: `cat`, this build, the others. Each link then comes after a
+    // command that wrote as much as it does, so no build runs in the wake of a
+    // larger write-back than another (the baseline once came after a smaller
     // set's link, this build after `cat` of its own set).
-    let per_scale = if baseline.is_some() { 3 } else { 2 };
+    let per_scale = 2 + others.len();
     let mut commands: Vec<&dyn Fn() -> Duration> = Vec::new();
     for i in 0..scales.len() {
         commands.push(&cats[i]);
         commands.push(&alls[i]);
-        if baseline.is_some() {
-            commands.push(&bases[i]);
+        for other in &other_links[i] {
+            commands.push(other);
         }
     }
     commands.push(&one);
@@ -381,15 +397,33 @@ fn report_cross(log: &mut String) {
             ms_list(cats),
             ms_list(links)
         ));
-        if let Some(program) = &baseline {
-            let times = &timed[per_scale * i + 2];
+        for (k, other) in others.iter().enumerate() {
+            let times = &timed[per_scale * i + 2 + k];
+            let ratio = med.as_secs_f64() / median_of(times).as_secs_f64();
             out_log(format!(
-                "  baseline {}: median {:.0} ms; this build {:.3}x the baseline (every run: {})",
-                program.display(),
+                "  {} {}: median {:.0} ms; this build {ratio:.3}x {} (every run: {})",
+                other.kind.1,
+                other.program.display(),
                 median_of(times).as_secs_f64() * 1e3,
-                med.as_secs_f64() / median_of(times).as_secs_f64(),
+                other.kind.2,
                 ms_list(times)
             ));
+            if other.kind == Other::UNCHECKED {
+                // What the check costs, as a share of this build's link; both builds
+                // did the same work only if they wrote the same bytes.
+                let share = 1.0 - 1.0 / ratio;
+                let same = std::fs::read(other_out(other.kind.0, scale)).unwrap()
+                    == std::fs::read(out(scale, None)).unwrap();
+                assert!(
+                    same,
+                    "the build without the statement check wrote another output"
+                );
+                out_log(format!(
+                    "  the statement check costs {:.1}% of the link (outputs byte-identical)",
+                    share * 1e2
+                ));
+                targets.check = Some(targets.check.map_or(share, |c: f64| c.max(share)));
+            }
         }
         match base {
             None => {
@@ -586,11 +620,32 @@ fn report_scaling(ptxld: &Path, files: &[PathBuf], out: &Path, cat: Duration) ->
     lines
 }
 
-/// Issue 7's targets, as measured by one run of [`report_cross`].
+/// Another build of ptxld timed in the cross sets' rounds.
+struct Other {
+    kind: (&'static str, &'static str, &'static str),
+    program: PathBuf,
+}
+
+impl Other {
+    /// (output file's name, label, what a ratio is against)
+    const BASELINE: (&'static str, &'static str, &'static str) =
+        ("baseline", "baseline", "the baseline");
+    const UNCHECKED: (&'static str, &'static str, &'static str) = (
+        "unchecked",
+        "without the statement check",
+        "the build without it",
+    );
+}
+
+/// Issue 7's targets, and issue 34's for the statement check, as measured by one
+/// run of [`report_cross`].
 #[derive(Default)]
 struct Targets {
     /// x1 link over `cat` of the same files (medians).
     to_cat: f64,
+    /// The largest share of a link (x1, x2, x4) that the statement check costs, where
+    /// a build without it was timed (medians).
+    check: Option<f64>,
     /// Largest peak RSS over input size, of all scales.
     rss: f64,
     /// x4 over x1 (medians).
@@ -632,6 +687,16 @@ impl Targets {
                 "  output byte-identical at 1 and all threads: {}",
                 verdict(self.identical)
             ),
+            match self.check {
+                Some(share) => format!(
+                    "  the statement check at most {:.1}% of a link, largest of x1, x2, x4 (at most 10%): {}",
+                    share * 1e2,
+                    verdict(share <= 0.10)
+                ),
+                None => "  the statement check's cost: not measured (no build without it: \
+                         PTXLD_BENCH_UNCHECKED; `just bench` builds one)"
+                    .to_string(),
+            },
         ]
     }
 }

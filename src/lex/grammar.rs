@@ -23,6 +23,12 @@
 use super::class::{is, FOLLOW};
 use super::{Token, TokenKind};
 
+/// Whether statements are checked. Only a build for measuring what the check costs
+/// turns it off (`--cfg ptxld_unchecked_statements`, which `just bench` builds and
+/// times against this one); both ways always compile, and the compiler drops the
+/// dead one.
+pub(super) const CHECKED: bool = !cfg!(ptxld_unchecked_statements);
+
 /// Which slip an instruction has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slip {
@@ -119,6 +125,9 @@ pub(super) fn empty_after_open(b: u8) -> bool {
 /// The first slip in the statement `toks` (an instruction with its guard, through
 /// its `;`), and the index of the token where it shows.
 pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
+    if !CHECKED {
+        return None;
+    }
     let first = |t: &Token| src[t.lo as usize];
     let last = |t: &Token| src[t.hi as usize - 1];
     let punct = |t: &Token, p: u8| t.kind == TokenKind::Punct && t.text(src) == [p];

@@ -36,6 +36,8 @@
 //! [`next_operand_event`] classifies 64 bytes at once and keeps the result: most
 //! calls then fall in the window the previous one loaded.
 
+use super::grammar::CHECKED;
+
 /// Bytes always skipped: whitespace (as the lexer's `WS` class) and the punctuation
 /// the operand loop passes over.
 const fn is_plain(b: u8) -> bool {
@@ -157,6 +159,9 @@ fn grammar_masks<V: Copy>(
     eq_folded: impl Fn(u8) -> V,
     mask: impl Fn(V) -> u64,
 ) -> [u64; GRAMMAR] {
+    if !CHECKED {
+        return [0; GRAMMAR];
+    }
     [
         mask(eq_folded(b'{')),
         mask(eq_folded(b'}')),
@@ -363,7 +368,9 @@ impl Passed {
     /// before the scan steps over a token that may run into another window.
     #[inline(always)]
     pub(super) fn settle(&mut self, cache: &Events, at: usize) {
-        self.count(cache, at);
+        if CHECKED {
+            self.count(cache, at);
+        }
     }
 
     /// Whether the statement has a slip: more juxtapositions than the first
@@ -372,6 +379,9 @@ impl Passed {
     /// [`next_operand_event`] returned.
     #[inline(always)]
     pub(super) fn slip(&mut self, cache: &Events, at: usize) -> bool {
+        if !CHECKED {
+            return false;
+        }
         self.count(cache, at);
         self.slip
     }
@@ -401,7 +411,7 @@ pub(super) fn next_operand_event(
         // it has not counted of it, it passed.
         if pos >= cache.base {
             let end = cache.base + WINDOW;
-            if passed.from < end {
+            if CHECKED && passed.from < end {
                 passed.count(cache, end - 1);
             }
             pos = pos.max(end);
@@ -419,7 +429,7 @@ impl Events {
     /// inside an address, `]` or `;` outside one; `.reg`.
     #[inline(always)]
     pub(super) fn breaks_grammar(&self, pos: usize) -> bool {
-        (self.gram >> (pos - self.base)) & 1 != 0
+        CHECKED && (self.gram >> (pos - self.base)) & 1 != 0
     }
 }
 
@@ -621,6 +631,12 @@ impl Classes<u64> {
         let detached = after_term & modifier & (space << 1);
         let gram =
             after_list | before_close | after_plus | brackets | detached | reg(src, pos, self, g);
+        // (A build that does not check statements drops all of the above.)
+        let (juxtaposed, gram, comma) = if CHECKED {
+            (juxtaposed, gram, comma)
+        } else {
+            (0, 0, 0)
+        };
         // A carry ran through whitespace bit WINDOW, the byte before the next
         // window's first: it goes on into that window.
         let carry_out = |sum: u64| (!sum & space) >> WINDOW & 1;
@@ -632,11 +648,15 @@ impl Classes<u64> {
             juxtaposed: (juxtaposed >> 1) & DECIDED,
             comma: (comma >> 1) & DECIDED,
             gram: (gram >> 1) & DECIDED,
-            next: Carries {
-                term: carry_out(term_sum),
-                list: carry_out(list_sum),
-                plus: carry_out(plus_sum),
-                inside: inside >> (WINDOW - 1) & 1,
+            next: if CHECKED {
+                Carries {
+                    term: carry_out(term_sum),
+                    list: carry_out(list_sum),
+                    plus: carry_out(plus_sum),
+                    inside: inside >> (WINDOW - 1) & 1,
+                }
+            } else {
+                Carries::NONE
             },
         }
     }
@@ -693,7 +713,7 @@ impl Carries {
     /// look unopened: the statement would only be lexed in full).
     #[inline(always)]
     fn before(src: &[u8], pos: usize) -> Carries {
-        if !is_space(src[pos - 1]) {
+        if !CHECKED || !is_space(src[pos - 1]) {
             return Carries::NONE;
         }
         match src[..pos - 1].iter().rev().find(|&&b| !is_space(b)) {

@@ -122,6 +122,12 @@ pub(super) fn empty_after_open(b: u8) -> bool {
     matches!(b, b',' | b';' | b')' | b']' | b'}')
 }
 
+/// Whether `t` is the one-byte punctuation `p`.
+#[inline(always)]
+fn is_punct(src: &[u8], t: &Token, p: u8) -> bool {
+    t.kind == TokenKind::Punct && t.hi == t.lo + 1 && src[t.lo as usize] == p
+}
+
 /// The first slip in the statement `toks` (an instruction with its guard, through
 /// its `;`), and the index of the token where it shows.
 pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
@@ -130,7 +136,7 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
     }
     let first = |t: &Token| src[t.lo as usize];
     let last = |t: &Token| src[t.hi as usize - 1];
-    let punct = |t: &Token, p: u8| t.kind == TokenKind::Punct && t.text(src) == [p];
+    let punct = |t: &Token, p: u8| is_punct(src, t, p);
     let mut i = 0;
     if toks.first().is_some_and(|t| punct(t, b'@')) {
         i = 1;
@@ -163,31 +169,42 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
                 && keyword_then_digit(src, opcode, m)
         })
     };
+    // The byte of a one-byte punctuation token, 0 for any other token: read once per
+    // token rather than compared as text at each rule.
+    let one = |t: &Token| {
+        if t.kind == TokenKind::Punct && t.hi == t.lo + 1 {
+            src[t.lo as usize]
+        } else {
+            0
+        }
+    };
     for k in i + 1..toks.len() {
         let (a, b) = (&toks[k - 1], &toks[k]);
-        let colon = punct(b, b':');
+        let (pa, pb) = (one(a), one(b));
+        let directive = b.kind == TokenKind::Directive;
+        let colon = pb == b':';
         if colon {
             // Only `::` qualifiers have colons (`.L2::128B`): a label's colon
             // inside an instruction is a missing `;` or a stray name before it.
-            let pair = punct(a, b':') && a.hi == b.lo
+            let pair = pa == b':' && a.hi == b.lo
                 || toks
                     .get(k + 1)
-                    .is_some_and(|n| punct(n, b':') && b.hi == n.lo);
+                    .is_some_and(|n| one(n) == b':' && b.hi == n.lo);
             if !pair {
                 return Some((k, Slip::StrayColon));
             }
         }
-        if b.kind == TokenKind::Directive && b.text(src) == b".reg" {
+        if directive && b.text(src) == b".reg" {
             return Some((k, Slip::RegModifier));
         }
         // A modifier with whitespace before it (`add.s32 .sat`).
-        let detached = b.kind == TokenKind::Directive && a.hi != b.lo;
+        let detached = directive && a.hi != b.lo;
         if word {
             if detached && number_glued() {
                 return Some((k, Slip::ModifierAfterGluedNumber));
             }
-            let glued = a.hi == b.lo && b.text(src).iter().all(|&c| is(c, FOLLOW) || c == b'.');
-            if b.kind == TokenKind::Directive || colon || punct(a, b':') || glued {
+            let glued = || a.hi == b.lo && b.text(src).iter().all(|&c| is(c, FOLLOW) || c == b'.');
+            if directive || colon || pa == b':' || glued() {
                 continue;
             }
             word = false;
@@ -199,13 +216,13 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
         if detached && not_a_name {
             return Some((k, Slip::ModifierAfterOperand));
         }
-        if (punct(a, b'[') || punct(a, b'{')) && empty_after_open(first(b)) {
+        if matches!(pa, b'[' | b'{') && empty_after_open(first(b)) {
             return Some((k, Slip::EmptyAfterOpen));
         }
-        if punct(a, b'+') && (b.kind == TokenKind::Ident || b.kind == TokenKind::String) {
+        if pa == b'+' && matches!(b.kind, TokenKind::Ident | TokenKind::String) {
             return Some((k, Slip::NotANumber));
         }
-        if b.kind == TokenKind::Directive && (punct(a, b'[') || punct(a, b'{') || punct(a, b',')) {
+        if directive && matches!(pa, b'[' | b'{' | b',') {
             return Some((k, Slip::EmptyAfterOpen));
         }
         if ends_term(last(a)) && starts_term(first(b)) {
@@ -215,32 +232,33 @@ pub fn instruction_slip(src: &[u8], toks: &[Token]) -> Option<(usize, Slip)> {
             juxtaposed = true;
         } else if b.kind == TokenKind::Punct {
             let p = first(b);
-            if punct(a, b',') && matches!(p, b',' | b')') {
+            if pa == b',' && matches!(p, b',' | b')') {
                 return Some((k, Slip::EmptyAfterComma));
             }
             if matches!(p, b';' | b']' | b'}') && !ends_term(last(a)) {
                 return Some((k, Slip::EmptyBeforeClose));
             }
         }
-        if punct(b, b'[') {
-            if brackets > 0 {
-                return Some((k, Slip::NestedBracket));
+        match pb {
+            b'[' => {
+                if brackets > 0 {
+                    return Some((k, Slip::NestedBracket));
+                }
+                brackets += 1;
             }
-            brackets += 1;
-        } else if punct(b, b']') {
-            if brackets == 0 {
-                return Some((k, Slip::UnopenedBracket));
+            b']' => {
+                if brackets == 0 {
+                    return Some((k, Slip::UnopenedBracket));
+                }
+                brackets -= 1;
             }
-            brackets -= 1;
-        } else if punct(b, b';') && brackets > 0 {
-            return Some((k, Slip::UnclosedBracket));
-        }
-        // A comma before the first juxtaposition: the first operand is missing
-        // (`mov.u32 , %r1`, `f, (param0)`), or starts with `-` or `!`, which no
-        // instruction's first operand does (the compact lexer's masks tell these
-        // apart only by this order).
-        if punct(b, b',') && !juxtaposed {
-            return Some((k, Slip::EmptyBeforeComma));
+            b';' if brackets > 0 => return Some((k, Slip::UnclosedBracket)),
+            // A comma before the first juxtaposition: the first operand is missing
+            // (`mov.u32 , %r1`, `f, (param0)`), or starts with `-` or `!`, which no
+            // instruction's first operand does (the compact lexer's masks tell these
+            // apart only by this order).
+            b',' if !juxtaposed => return Some((k, Slip::EmptyBeforeComma)),
+            _ => {}
         }
     }
     if opcode.text(src) == b"call" {
@@ -315,10 +333,7 @@ fn keyword_then_digit(src: &[u8], opcode: &Token, modifier: &Token) -> bool {
 /// `p`, `(p) )` near `)`, `(p;` near `;`, `f, f, (p)` and `r, f, (p)` near `,`,
 /// `(r) f` near `f`).
 fn call_slip(src: &[u8], toks: &[Token], mut i: usize) -> Option<(usize, Slip)> {
-    let punct = |i: usize, p: u8| {
-        toks.get(i)
-            .is_some_and(|t| t.kind == TokenKind::Punct && t.text(src) == [p])
-    };
+    let punct = |i: usize, p: u8| toks.get(i).is_some_and(|t| is_punct(src, t, p));
     let operand = |i: usize| {
         toks.get(i)
             .is_some_and(|t| t.kind != TokenKind::Punct && t.kind != TokenKind::Directive)

@@ -180,7 +180,7 @@ fn time_cat(n: usize, cat_cmd: &str, out: &Path) -> (Duration, Duration) {
 
 /// Min and median of `n` runs (after a warm-up run).
 fn min_median(n: usize, run: &dyn Fn() -> Duration) -> (Duration, Duration) {
-    let times = &interleaved(n, &[run])[0];
+    let times = &interleaved(n, &[run], &[])[0];
     (min(times), median_of(times))
 }
 
@@ -207,14 +207,25 @@ fn ms_list(sorted: &[Duration]) -> String {
 /// The times of `n` runs of each command, sorted, taken in rounds (one run of each
 /// per round, after a warm-up round), so that a machine whose speed drifts over
 /// seconds (another tenant of the host) slows every command of a comparison alike.
-fn interleaved(n: usize, runs: &[&dyn Fn() -> Duration]) -> Vec<Vec<Duration>> {
+/// The commands of each range in `turns` take turns at its positions, one step per
+/// round: a run depends on the one before it (at x4, the build that ran right after
+/// this one was up to twice as slow as it, in two runs with a fixed order).
+fn interleaved(
+    n: usize,
+    runs: &[&dyn Fn() -> Duration],
+    turns: &[std::ops::Range<usize>],
+) -> Vec<Vec<Duration>> {
     for run in runs {
         run();
     }
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); runs.len()];
-    for _ in 0..n {
-        for (run, t) in runs.iter().zip(&mut times) {
-            t.push(run());
+    for round in 0..n {
+        let mut order: Vec<usize> = (0..runs.len()).collect();
+        for range in turns {
+            order[range.clone()].rotate_left(round % range.len());
+        }
+        for k in order {
+            times[k].push(runs[k]());
         }
     }
     for v in &mut times {
@@ -330,10 +341,10 @@ fn report_cross(log: &mut String) {
                 .collect()
         })
         .collect();
-    // Per scale: `cat`, this build, the others. Each link then comes after a
-    // command that wrote as much as it does, so no build runs in the wake of a
-    // larger write-back than another (the baseline once came after a smaller
-    // set's link, this build after `cat` of its own set).
+    // Per scale: `cat`, then this build and the others in turns. Each link then
+    // comes after a command that wrote as much as it does, so no build runs in the
+    // wake of a larger write-back than another (the baseline once came after a
+    // smaller set's link, this build after `cat` of its own set).
     let per_scale = 2 + others.len();
     let mut commands: Vec<&dyn Fn() -> Duration> = Vec::new();
     for i in 0..scales.len() {
@@ -345,7 +356,11 @@ fn report_cross(log: &mut String) {
     }
     commands.push(&one);
     commands.push(&lowest);
-    let timed = interleaved(runs, &commands);
+    // This build and the others take turns after each scale's `cat`.
+    let turns: Vec<_> = (0..scales.len())
+        .map(|i| per_scale * i + 1..per_scale * (i + 1))
+        .collect();
+    let timed = interleaved(runs, &commands, &turns);
     let (ones_at, lows_at) = (per_scale * scales.len(), per_scale * scales.len() + 1);
     let mut out_log = |line: String| {
         println!("{line}");

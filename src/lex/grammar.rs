@@ -116,6 +116,21 @@ pub(super) fn starts_term(b: u8) -> bool {
     is(b, FOLLOW) || matches!(b, b'%' | b'[' | b'{' | b'(' | b'"')
 }
 
+/// Whether the `+` at `p` of an instruction's operands is followed (whitespace aside)
+/// by a name or a `%`-name, where only a number may follow (`[%rd1+8]`, `g+4`;
+/// ptxas: "Parsing error near 'g'" for `[%rd1+g]`). The compact lexer's loops stop at
+/// every `+` and ask this (out of line: a `+` is rare, and the loops' registers are
+/// better spent on the common stops); the tokens' rule is [`Slip::NotANumber`].
+#[cold]
+#[inline(never)]
+pub(super) fn name_after_plus(src: &[u8], p: usize) -> bool {
+    let after = src.get(p + 1..).unwrap_or_default();
+    after
+        .iter()
+        .find(|&&b| !is(b, super::class::WS))
+        .is_some_and(|&b| b == b'%' || is(b, FOLLOW) && !b.is_ascii_digit())
+}
+
 /// A byte that may not follow `[` or `{`.
 #[inline(always)]
 pub(super) fn empty_after_open(b: u8) -> bool {

@@ -6,7 +6,7 @@
 use super::class::{modifier_end, CLASS, DIGIT, FOLLOW, ID_START, WS};
 use super::compact::Mark;
 use super::defs::Def;
-use super::grammar::instruction_slip;
+use super::grammar::{instruction_slip, name_after_plus};
 use super::operand_skip::{name_end_cached, next_operand_event, space_end_cached, Passed};
 use super::scan::skip_whitespace;
 use super::shape::{simple_literal_end, starts_identifier};
@@ -145,10 +145,8 @@ impl Lexer<'_> {
             if class & DIGIT != 0 {
                 p = simple_literal_end(src, p)?;
             } else if starts_identifier(b) {
-                // (A name after `+` is a grammar mark.)
-                if self.events.breaks_grammar(p) {
-                    return None;
-                }
+                // (No grammar mark falls on a name's first byte: a name after `+` is
+                // found at the `+`.)
                 // The name may run into the next window, which replaces this one.
                 passed.settle(&self.events, p);
                 let name = p;
@@ -156,6 +154,8 @@ impl Lexer<'_> {
                 if may.may_be_symbol(&src[name..p]) {
                     return None;
                 }
+            } else if b == b'+' && !name_after_plus(src, p) {
+                p += 1;
             } else {
                 return None;
             }
@@ -324,10 +324,6 @@ impl Lexer<'_> {
             }
             Step::Next
         } else if starts_identifier(b) {
-            // A name after `+` (a grammar mark).
-            if self.events.breaks_grammar(p) {
-                return Some(Step::End(Outcome::Full));
-            }
             let lo = p;
             p += 1;
             while follows(p) {
@@ -378,6 +374,11 @@ impl Lexer<'_> {
             match b {
                 // A `}` after an empty place (a grammar mark).
                 b'}' if self.events.breaks_grammar(p) => Step::End(Outcome::Full),
+                // Only a number follows `+`: where a name does, the tokens decide.
+                b'+' if !name_after_plus(src, p) => {
+                    p += 1;
+                    Step::Next
+                }
                 b'{' | b'}' => {
                     if b == b'{' {
                         *depth += 1;

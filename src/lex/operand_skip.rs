@@ -7,15 +7,17 @@
 //! linking (a `perf annotate` of the operand loop). Here each byte is classified with
 //! vector table lookups instead, and the loop only sees the bytes that matter: the
 //! start of an identifier or a number, `;`, braces, parentheses (a call's, lexed in
-//! full), `/`, and anything unusual.
+//! full), `/`, `+` (after which only a number may come: the loops look at what does;
+//! `+` is rare, and a mark for it cost every window more than the stops cost), and
+//! anything unusual.
 //!
 //! Each window also marks where the operand grammar (`grammar.rs`) may be broken,
 //! without adding events where it holds: a term start whose previous significant
 //! byte ends a term (a juxtaposition: counted, see [`Passed`]), and (in
 //! [`Events::breaks_grammar`]) a `,` or modifier after a `,`, an empty place after `[`
-//! or `{` or before `]`, `}` or `;`, a name after `+`, `.reg`, a modifier after
-//! whitespace that follows a term, and brackets that do not alternate. The previous significant byte of every position is found at once by
-//! an addition whose carries run through the whitespace (bit tricks as in simdjson):
+//! or `{` or before `]`, `}` or `;`, `.reg`, a modifier after whitespace that
+//! follows a term, and brackets that do not alternate. The previous significant byte
+//! of every position is found at once by an addition whose carries run through the whitespace (bit tricks as in simdjson):
 //! `(space + (A << 1)) & !space` sets the first non-space bit after each bit of A;
 //! whether a position is inside an address is the parity of the brackets before it, a
 //! prefix XOR (one carry-less multiplication). A window hands the next one the carries
@@ -24,7 +26,7 @@
 //!
 //! A byte is skipped exactly when the byte-by-byte loop would skip it with no effect,
 //! judging only from it and its two neighbours:
-//! - whitespace and the punctuation `, [ ] + - ! * | & ^ ~ < > = ? @`;
+//! - whitespace and the punctuation `, [ ] - ! * | & ^ ~ < > = ? @`;
 //! - `%` followed by a name character (a `%`-name begins);
 //! - `.` followed by a name character that is not a digit (a modifier begins);
 //! - a name character after a name character, `%` or `.` (the middle of a name).
@@ -39,32 +41,32 @@
 use super::grammar::CHECKED;
 
 /// Bytes always skipped: whitespace (as the lexer's `WS` class) and the punctuation
-/// the operand loop passes over.
+/// the operand loop passes over (`+` too where statements are not checked).
 const fn is_plain(b: u8) -> bool {
-    matches!(
-        b,
-        b' ' | b'\t'
-            | b'\n'
-            | b'\r'
-            | 0x0b
-            | 0x0c
-            | b','
-            | b'['
-            | b']'
-            | b'+'
-            | b'-'
-            | b'!'
-            | b'*'
-            | b'|'
-            | b'&'
-            | b'^'
-            | b'~'
-            | b'<'
-            | b'>'
-            | b'='
-            | b'?'
-            | b'@'
-    )
+    !CHECKED && b == b'+'
+        || matches!(
+            b,
+            b' ' | b'\t'
+                | b'\n'
+                | b'\r'
+                | 0x0b
+                | 0x0c
+                | b','
+                | b'['
+                | b']'
+                | b'-'
+                | b'!'
+                | b'*'
+                | b'|'
+                | b'&'
+                | b'^'
+                | b'~'
+                | b'<'
+                | b'>'
+                | b'='
+                | b'?'
+                | b'@'
+        )
 }
 
 /// Name characters (the lexer's `FOLLOW` class).
@@ -140,13 +142,13 @@ struct Classes<T> {
     /// Name characters but digits.
     alpha: T,
     space: T,
-    /// The grammar's bytes: `[` or `{`, `]` or `}`, `,`, `;`, `+`, and `g` (the last
+    /// The grammar's bytes: `[` or `{`, `]` or `}`, `,`, `;`, and `g` (the last
     /// letter of `.reg`). (`[` and `]` are the first two's plain bytes.)
     grammar: [T; GRAMMAR],
 }
 
 /// How many masks [`Classes::grammar`] has.
-const GRAMMAR: usize = 6;
+const GRAMMAR: usize = 5;
 
 /// The grammar's masks of the bytes `v` (one vector), from `eq(b)`, the bytes equal
 /// to `b`, `eq_folded(b)`, the bytes equal to `b` once bit 5 is set in each (which
@@ -167,7 +169,6 @@ fn grammar_masks<V: Copy>(
         mask(eq_folded(b'}')),
         mask(eq(b',')),
         mask(eq(b';')),
-        mask(eq(b'+')),
         mask(eq(b'g')),
     ]
 }
@@ -592,7 +593,7 @@ impl Classes<u64> {
         carries: Carries,
         parity: impl Fn(u64) -> u64,
     ) -> Events {
-        let [open, close, comma, semi, plus, g] = self.grammar;
+        let [open, close, comma, semi, g] = self.grammar;
         let (name, space) = (self.name, self.space);
         // The previous significant byte of each position: `(space + (a << 1)) &
         // !space` has the first significant bit after each bit of `a`; a carry into
@@ -616,10 +617,6 @@ impl Classes<u64> {
         let list_sum = sum(comma | open, carries.list);
         let after_list = list_sum & !space & (comma | modifier);
         let before_close = (close | semi) & !after_term;
-        // Only a number follows `+` (`[%rd1+8]`, `g+4`; ptxas: "Parsing error near
-        // 'g'" for `[%rd1+g]`).
-        let plus_sum = sum(plus, carries.plus);
-        let after_plus = plus_sum & !space & (self.alpha | self.pct);
         // Bit k: byte k is inside an address, or is the `[` that opens one (a carry
         // into bit 0 flips them all). A `[` there has none open before it, a `]` one.
         let square = (open | close) & self.plain;
@@ -629,8 +626,7 @@ impl Classes<u64> {
         // `add.s32 .sat`): rare, and only the tokens tell an operand from the
         // opcode's word.
         let detached = after_term & modifier & (space << 1);
-        let gram =
-            after_list | before_close | after_plus | brackets | detached | reg(src, pos, self, g);
+        let gram = after_list | before_close | brackets | detached | reg(src, pos, self, g);
         // (A build that does not check statements drops all of the above.)
         let (juxtaposed, gram, comma) = if CHECKED {
             (juxtaposed, gram, comma)
@@ -652,7 +648,6 @@ impl Classes<u64> {
                 Carries {
                     term: carry_out(term_sum),
                     list: carry_out(list_sum),
-                    plus: carry_out(plus_sum),
                     inside: inside >> (WINDOW - 1) & 1,
                 }
             } else {
@@ -687,7 +682,7 @@ fn reg(src: &[u8], pos: usize, classes: &Classes<u64>, g: u64) -> u64 {
 
 /// What the bytes before a window say of its first ones, each 0 or 1 (a number to
 /// add, or to flip bits with): whether the last significant byte before its leading
-/// whitespace ends a term, is a `,`, `[` or `{` (`list`) or a `+`, and whether the
+/// whitespace ends a term or is a `,`, `[` or `{` (`list`), and whether the
 /// window starts inside an address. Where no whitespace leads, bit 0 is the
 /// significant byte and these are 0; where nothing significant comes before, the
 /// first one counts as after something that ends no term.
@@ -695,7 +690,6 @@ fn reg(src: &[u8], pos: usize, classes: &Classes<u64>, g: u64) -> u64 {
 struct Carries {
     term: u64,
     list: u64,
-    plus: u64,
     inside: u64,
 }
 
@@ -703,7 +697,6 @@ impl Carries {
     const NONE: Carries = Carries {
         term: 0,
         list: 0,
-        plus: 0,
         inside: 0,
     };
 
@@ -720,7 +713,6 @@ impl Carries {
             Some(&b) => Carries {
                 term: (is_name(b) || matches!(b, b']' | b'}')) as u64,
                 list: matches!(b, b',' | b'[' | b'{') as u64,
-                plus: (b == b'+') as u64,
                 inside: 0,
             },
             None => Carries::NONE,
@@ -878,7 +870,6 @@ mod tests {
         let term = p.is_some_and(ends_term);
         let comma = p == Some(b',');
         let open = matches!(p, Some(b'[' | b'{'));
-        let plus = p == Some(b'+');
         let other = !term;
         let same_token = q == Some(i - 1) && is_name(src[i - 1]) && is_name(b);
         let juxtaposed = term && (is_name(b) || matches!(b, b'%' | b'[' | b'{')) && !same_token;
@@ -894,8 +885,7 @@ mod tests {
             && src.get(i + 1..i + 4) == Some(&b"reg"[..])
             && src.get(i + 4).is_none_or(|&n| !is_name(n));
         let detached = modifier && term && is_space(src[i - 1]);
-        let gram = plus && (is_name(b) && !b.is_ascii_digit() || b == b'%')
-            || detached
+        let gram = detached
             || comma && (b == b',' || modifier)
             || open && (matches!(b, b',' | b';' | b']' | b'}') || modifier)
             || reg

@@ -180,7 +180,7 @@ fn time_cat(n: usize, cat_cmd: &str, out: &Path) -> (Duration, Duration) {
 
 /// Min and median of `n` runs (after a warm-up run).
 fn min_median(n: usize, run: &dyn Fn() -> Duration) -> (Duration, Duration) {
-    let times = &interleaved(n, &[run], &[])[0];
+    let times = &interleaved(n, &[run], &[]).sorted[0];
     (min(times), median_of(times))
 }
 
@@ -204,9 +204,9 @@ fn ms_list(sorted: &[Duration]) -> String {
     ms.join(" ")
 }
 
-/// The times of `n` runs of each command, sorted, taken in rounds (one run of each
-/// per round, after a warm-up round), so that a machine whose speed drifts over
-/// seconds (another tenant of the host) slows every command of a comparison alike.
+/// The times of `n` runs of each command, taken in rounds (one run of each per round,
+/// after a warm-up round), so that a machine whose speed drifts over seconds (another
+/// tenant of the host) slows every command of a comparison alike.
 /// The commands of each range in `turns` take turns at its positions, one step per
 /// round: a run depends on the one before it (at x4, the build that ran right after
 /// this one was up to twice as slow as it, in two runs with a fixed order).
@@ -214,7 +214,7 @@ fn interleaved(
     n: usize,
     runs: &[&dyn Fn() -> Duration],
     turns: &[std::ops::Range<usize>],
-) -> Vec<Vec<Duration>> {
+) -> Timed {
     for run in runs {
         run();
     }
@@ -228,10 +228,34 @@ fn interleaved(
             times[k].push(runs[k]());
         }
     }
+    let rounds = times.clone();
     for v in &mut times {
         v.sort();
     }
-    times
+    Timed {
+        sorted: times,
+        rounds,
+    }
+}
+
+/// What [`interleaved`] measured: each command's times sorted, and in the order of
+/// the rounds.
+struct Timed {
+    sorted: Vec<Vec<Duration>>,
+    rounds: Vec<Vec<Duration>>,
+}
+
+/// The median over the rounds of `a`'s time over `b`'s in the same round: a ratio of
+/// two runs a few hundred milliseconds apart, which a drift of the machine's speed
+/// over the rounds moves less than it moves a ratio of medians.
+fn paired_ratio(a: &[Duration], b: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
 }
 
 fn report_cross(log: &mut String) {
@@ -360,7 +384,10 @@ fn report_cross(log: &mut String) {
     let turns: Vec<_> = (0..scales.len())
         .map(|i| per_scale * i + 1..per_scale * (i + 1))
         .collect();
-    let timed = interleaved(runs, &commands, &turns);
+    let Timed {
+        sorted: timed,
+        rounds,
+    } = interleaved(runs, &commands, &turns);
     let (ones_at, lows_at) = (per_scale * scales.len(), per_scale * scales.len() + 1);
     let mut out_log = |line: String| {
         println!("{line}");
@@ -414,9 +441,11 @@ fn report_cross(log: &mut String) {
         ));
         for (k, other) in others.iter().enumerate() {
             let times = &timed[per_scale * i + 2 + k];
-            let ratio = med.as_secs_f64() / median_of(times).as_secs_f64();
+            let medians = med.as_secs_f64() / median_of(times).as_secs_f64();
+            let ratio = paired_ratio(&rounds[per_scale * i + 1], &rounds[per_scale * i + 2 + k]);
             out_log(format!(
-                "  {} {}: median {:.0} ms; this build {ratio:.3}x {} (every run: {})",
+                "  {} {}: median {:.0} ms; this build {ratio:.3}x {} (median of the rounds' \
+                 ratios; of the medians {medians:.3}x; every run: {})",
                 other.kind.1,
                 other.program.display(),
                 median_of(times).as_secs_f64() * 1e3,

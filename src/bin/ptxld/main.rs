@@ -11,6 +11,7 @@ use ptxld::internal::describe::describe;
 use ptxld::internal::diag::{Code, Diagnostic, Report};
 use ptxld::internal::driver;
 use ptxld::internal::frontend::{check_files, parse_files};
+use ptxld::internal::timing;
 
 #[cfg(target_os = "linux")]
 mod early_exit;
@@ -69,11 +70,20 @@ fn fail(code: Code, message: String) -> bool {
 
 /// Runs the mode; true on success.
 fn run(o: Options) -> bool {
-    if let Some(n) = o.threads {
-        if let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global()
-        {
+    // With `--stats`, every thread that links counts its own CPU time, which the
+    // kernel keeps exact (see `ptxld::internal::timing`).
+    let stats = matches!(&o.mode, Mode::Link(job) if job.stats);
+    if stats {
+        timing::count_this_thread();
+    }
+    if o.threads.is_some() || stats {
+        // 0: rayon's default (`RAYON_NUM_THREADS`, or one per CPU).
+        let n = o.threads.unwrap_or(0);
+        let mut pool = rayon::ThreadPoolBuilder::new().num_threads(n);
+        if stats {
+            pool = pool.start_handler(|_| timing::count_this_thread());
+        }
+        if let Err(e) = pool.build_global() {
             return fail(Code::System, format!("cannot start {n} threads: {e}"));
         }
     }

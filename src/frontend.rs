@@ -14,6 +14,7 @@ use crate::input::fatbin;
 use crate::input::{read_path, Bytes};
 use crate::ir::Module;
 use crate::lex::Token;
+use crate::parallel::map_largest_first;
 use crate::parse::{parse_module, parse_module_deferred, Parsed};
 use crate::source::{FileId, SourceFile, SourceMap};
 
@@ -340,25 +341,28 @@ fn load_units(
                     format!("{}: {e}", u.name),
                 )),
             };
-            (u.name, u.path, r)
+            // The file is made here, in parallel: the loop below only moves it.
+            r.map_err(Box::new).map(|(bytes, label, entry_flags)| {
+                let name = match label {
+                    Some(l) => format!("{}({l})", u.name),
+                    None => u.name,
+                };
+                (SourceFile::new(name, u.path, bytes), entry_flags)
+            })
         })
         .collect();
-    let mut sources = SourceMap::new();
+    let mut sources = SourceMap::with_capacity(loaded.len());
     let mut diagnostics = Diagnostics::new();
-    let mut flags = Vec::new();
-    let mut origins = Vec::new();
-    for (i, (name, path, result)) in loaded.into_iter().enumerate() {
+    let mut flags = Vec::with_capacity(loaded.len());
+    let mut origins = Vec::with_capacity(loaded.len());
+    for (i, result) in loaded.into_iter().enumerate() {
         match result {
-            Ok((bytes, label, entry_flags)) => {
-                let name = match label {
-                    Some(l) => format!("{name}({l})"),
-                    None => name,
-                };
-                sources.add(SourceFile::new(name, path, bytes));
+            Ok((file, entry_flags)) => {
+                sources.add(file);
                 flags.push(entry_flags);
                 origins.push(i);
             }
-            Err(d) => diagnostics.push(d),
+            Err(d) => diagnostics.push(*d),
         }
     }
     (sources, diagnostics, flags, origins)
@@ -382,19 +386,21 @@ fn parse_sources_with(sources: &SourceMap, opts: &LoadOptions) -> (Vec<Module>, 
     let files: Vec<_> = sources.files().collect();
     let record = !opts.keep_tokens && opts.record_uses.applies(&files);
     PARSED.fetch_add(files.len(), std::sync::atomic::Ordering::Relaxed);
-    // Modules and diagnostics are collected apart, so that the modules are moved
-    // into their vector in parallel.
-    let (modules, per_file): (Vec<Module>, Vec<Vec<Diagnostic>>) = files
-        .par_iter()
-        .map(|&(id, f)| {
-            let p = if opts.keep_tokens {
-                parse_module(id, f.bytes())
-            } else {
-                parse_from_copy(id, f, record)
-            };
-            (p.module, p.diagnostics)
-        })
-        .unzip();
+    // Largest first: a link's largest modules (libdevice) often come last, and one
+    // of them parsed alone at the end kept the other threads waiting. Modules and
+    // diagnostics are collected apart, so that the modules are moved into their
+    // vector in parallel.
+    let sizes: Vec<u64> = files.iter().map(|(_, f)| f.len() as u64).collect();
+    let (modules, per_file): (Vec<Module>, Vec<Vec<Diagnostic>>) = map_largest_first(&sizes, |i| {
+        let (id, f) = files[i];
+        let p = if opts.keep_tokens {
+            parse_module(id, f.bytes())
+        } else {
+            parse_from_copy(id, f, record)
+        };
+        (p.module, p.diagnostics)
+    })
+    .unzip();
     let mut diagnostics = Diagnostics::new();
     diagnostics.extend(per_file.into_iter().flatten());
     diagnostics.sort();

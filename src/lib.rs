@@ -55,6 +55,7 @@ mod isa;
 mod lex;
 mod link;
 mod options;
+mod parallel;
 mod parse;
 mod path_bytes;
 mod select;

@@ -175,6 +175,13 @@ impl SourceMap {
         SourceMap::default()
     }
 
+    /// An empty map with room for `n` files.
+    pub fn with_capacity(n: usize) -> SourceMap {
+        SourceMap {
+            files: Vec::with_capacity(n),
+        }
+    }
+
     /// Adds a file and returns its id.
     pub fn add(&mut self, file: SourceFile) -> FileId {
         let id = FileId(self.files.len() as u32);

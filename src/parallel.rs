@@ -1,0 +1,141 @@
+//! Parallel loops that keep every thread busy to the end.
+//!
+//! Work items of very different sizes are started largest first. A parallel loop
+//! over items in their own order ends with whatever item came last: when that is
+//! a large one (the 846 KB libdevice module that closes every replica of the cross
+//! sets, 2 ms to parse), one thread works on it alone while the others wait.
+//! Started largest first, the items left at the end are the smallest, and the
+//! threads finish within one small item of each other (greedy
+//! longest-processing-time scheduling).
+//!
+//! Thousands of small allocations (a vector per module) are freed on every thread
+//! rather than one after the other on the thread that drops their owner.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+/// `f(i)` for every `i` in `0..sizes.len()`, in parallel, started in decreasing
+/// order of `sizes[i]` (ties in index order); the results come back in index
+/// order, so the output does not depend on the order they were made in.
+pub(crate) fn map_largest_first<T, F>(sizes: &[u64], f: F) -> impl IndexedParallelIterator<Item = T>
+where
+    T: Send,
+    F: Fn(usize) -> T + Sync,
+{
+    let n = sizes.len();
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sizes[i as usize]));
+    let next = AtomicUsize::new(0);
+    // A mutex per item, each locked once: `T` need only be `Send`.
+    let slots: Vec<Mutex<Option<T>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    // One worker per thread, each taking the next item of `order` until none is
+    // left, so the items start in that order on whichever thread is free. (One
+    // call per item over a range would not do: rayon hands each thread a run of
+    // calls that no other thread can take over, and the thread left with calls
+    // at the end would map the last items alone.) Nested parallel work inside `f`
+    // is stolen as usual, by the workers that found no item left.
+    let workers = rayon::current_num_threads().min(n);
+    (0..workers)
+        .into_par_iter()
+        .with_max_len(1)
+        .for_each(|_| loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&i) = order.get(k) else {
+                break;
+            };
+            let i = i as usize;
+            let value = f(i);
+            *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+        });
+    slots.into_par_iter().map(|slot| {
+        let value = slot.into_inner().unwrap_or_else(|e| e.into_inner());
+        value.expect("every item was mapped")
+    })
+}
+
+/// `items` cut into consecutive slices of the given lengths (which must add up to
+/// at most its length), to be filled in parallel.
+pub(crate) fn split_by_lengths<T>(
+    mut items: &mut [T],
+    lengths: impl Iterator<Item = usize>,
+) -> Vec<&mut [T]> {
+    let mut slices = Vec::with_capacity(lengths.size_hint().0);
+    for len in lengths {
+        let (slice, rest) = std::mem::take(&mut items).split_at_mut(len);
+        slices.push(slice);
+        items = rest;
+    }
+    slices
+}
+
+/// Frees `items` (and whatever each owns) on every thread of the pool.
+pub(crate) fn free<T: Send>(items: Vec<T>) {
+    items.into_par_iter().for_each(drop);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
+    /// Results are in index order, each item mapped once, at any thread count.
+    #[test]
+    fn results_come_back_in_index_order() {
+        let sizes: Vec<u64> = (0..1000u64).map(|i| (i * 7919) % 613).collect();
+        for threads in [1, 2, 5] {
+            let calls = AtomicUsize::new(0);
+            let got: Vec<u64> = pool(threads).install(|| {
+                map_largest_first(&sizes, |i| {
+                    calls.fetch_add(1, Ordering::Relaxed);
+                    sizes[i] * 2 + i as u64
+                })
+                .collect()
+            });
+            let want: Vec<u64> = (0..1000).map(|i| sizes[i] * 2 + i as u64).collect();
+            assert_eq!(got, want, "{threads} threads");
+            assert_eq!(calls.into_inner(), 1000);
+        }
+    }
+
+    /// On one thread the items start exactly largest first, ties in index order.
+    #[test]
+    fn items_start_largest_first() {
+        let sizes = [3u64, 9, 1, 9, 4];
+        let started = Mutex::new(Vec::new());
+        let _: Vec<()> = pool(1)
+            .install(|| map_largest_first(&sizes, |i| started.lock().unwrap().push(i)).collect());
+        assert_eq!(started.into_inner().unwrap(), [1, 3, 4, 0, 2]);
+    }
+
+    /// Nested parallel work inside an item still runs and returns its results.
+    #[test]
+    fn items_may_work_in_parallel_themselves() {
+        let sizes = [5u64, 50, 500];
+        let got: Vec<u64> = pool(3).install(|| {
+            map_largest_first(&sizes, |i| (0..sizes[i]).into_par_iter().sum()).collect()
+        });
+        assert_eq!(got, [10, 1225, 124750]);
+    }
+
+    #[test]
+    fn slices_follow_each_other() {
+        let mut v: Vec<u32> = (0..10).collect();
+        let parts = split_by_lengths(&mut v, [3, 0, 5].into_iter());
+        let got: Vec<Vec<u32>> = parts.iter().map(|p| p.to_vec()).collect();
+        assert_eq!(got, [vec![0, 1, 2], vec![], vec![3, 4, 5, 6, 7]]);
+    }
+
+    #[test]
+    fn no_items() {
+        let got: Vec<u8> = map_largest_first(&[], |_| 0).collect();
+        assert!(got.is_empty());
+    }
+}

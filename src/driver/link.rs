@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use rayon::prelude::*;
+
 use crate::diag::{CheckReport, Code, Diagnostic, Diagnostics, Report, Severity};
 use crate::explain;
 use crate::frontend::container_choices;
@@ -44,7 +46,7 @@ pub(super) fn prepare(
     // The inputs that could not be read come first, then what the others say.
     let unreadable = !plan.unreadable.is_empty();
     report.append(plan.unreadable);
-    let names: Vec<String> = plan.units.iter().map(|u| u.name.clone()).collect();
+    let names: Vec<String> = plan.units.par_iter().map(|u| u.name.clone()).collect();
     let load = LoadOptions {
         keep_tokens: false,
         target: arch,
@@ -226,7 +228,7 @@ pub(super) fn link_targets(
     let map = (job.map_file.is_some() || job.print_map)
         .then(|| explain::link_map(&a))
         .flatten();
-    drop(a);
+    a.free();
     Ok(Linked {
         sources,
         modules,

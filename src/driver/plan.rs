@@ -297,6 +297,8 @@ pub(super) struct ReadInput {
     stamp: Option<Stamp>,
     /// The name diagnostics give it.
     name: String,
+    /// The path, for the list of files read (a copy made where it was read).
+    path: PathBuf,
 }
 
 impl ReadInput {
@@ -306,6 +308,7 @@ impl ReadInput {
             key: identified.then(|| file_key(path, meta.as_ref())).flatten(),
             stamp: meta.map(|m| stamp_of(path, Some(m))),
             name: path.display().to_string(),
+            path: path.to_path_buf(),
             bytes,
         }
     }
@@ -322,10 +325,15 @@ pub(super) fn plan(job: &Job) -> Result<Plan, Failure> {
 /// them cannot change.
 pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, Failure> {
     let start = Stopwatch::start();
+    // Room for one of each per input given, so that the ordered loop below does not
+    // grow (and copy) its vectors thousands of times.
+    let given = job.inputs.len();
+    let mut files_read = Vec::with_capacity(job.extra_deps.len() + given);
+    files_read.extend_from_slice(&job.extra_deps);
     let mut p = Plan {
-        units: Vec::new(),
-        pieces: Vec::new(),
-        files_read: job.extra_deps.clone(),
+        units: Vec::with_capacity(given),
+        pieces: Vec::with_capacity(given),
+        files_read,
         unreadable: Report::new(),
         read_time: Default::default(),
     };
@@ -359,7 +367,9 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
     // Read errors are collected, so that one link reports every unreadable input.
     let mut errors = Report::new();
     // File identity → where in `files_read` the name it was first given as is.
-    let mut seen: rustc_hash::FxHashMap<FileKey, usize> = Default::default();
+    let mut seen: rustc_hash::FxHashMap<FileKey, usize> = rustc_hash::FxHashMap::default();
+    seen.reserve(given);
+    stamps.reserve(given);
     for (i, spec) in job.inputs.iter().enumerate() {
         let path = match spec {
             InputSpec::WholeArchive(on) => {
@@ -407,6 +417,7 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
             key,
             stamp,
             name,
+            path: listed,
         } = match read {
             Ok(r) => r,
             Err(e) => {
@@ -433,7 +444,7 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
         if let Some(stamp) = stamp {
             stamps.push(Stamp { source, ..stamp });
         }
-        p.files_read.push(path.clone());
+        p.files_read.push(listed);
         if archive::is_thin(bytes.head()) {
             p.add_thin(
                 name,

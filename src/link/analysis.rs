@@ -89,6 +89,32 @@ pub(crate) struct Analysis<'a> {
 }
 
 impl Analysis<'_> {
+    /// Frees the analysis on every thread: it holds a few vectors per module
+    /// (fates, `.file` numberings), thousands of allocations that dropping it would
+    /// free in order on one thread, between the layout and the writing.
+    pub fn free(self) {
+        use crate::parallel::free;
+        let Analysis {
+            db,
+            resolution,
+            names,
+            debug,
+            ..
+        } = self;
+        rayon::join(
+            || {
+                if let Some(r) = resolution {
+                    free(r.fate);
+                }
+                drop(names);
+            },
+            || {
+                free(debug.files.maps);
+                drop(db);
+            },
+        );
+    }
+
     /// True when the link can be written.
     pub fn ok(&self) -> bool {
         !self.errors.has_errors()

@@ -4,11 +4,16 @@
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::ir::{ItemKind, Linkage, Module, RefKind, SymbolId, SymbolKind};
 
 use super::inputs::{Inputs, ModSym};
 use super::shards::NameShards;
+use crate::parallel::split_by_lengths;
+
+/// Global symbols per parallel task when names are numbered.
+const NUMBERING_CHUNK: usize = 4096;
 
 /// A node of the reference graph: a symbol, or a module's "root" (uses that belong to
 /// no symbol, such as debug sections).
@@ -72,38 +77,83 @@ impl<'a> Globals<'a> {
     /// names are found in hash shards in parallel ([`NameShards`]), so what is left
     /// in order is a few passes over arrays, each in link order.
     fn index(inputs: &Inputs<'a>, globals: &[Vec<HashedGlobal>]) -> Globals<'a> {
-        // Every global symbol in link order, and its hash.
-        let (syms, hashes): (Vec<ModSym>, Vec<u64>) = globals
-            .par_iter()
+        // Every global symbol in link order, and its hash: each module's copied to
+        // its place in parallel.
+        let count: usize = globals.iter().map(Vec::len).sum();
+        let nothing = ModSym {
+            module: 0,
+            id: SymbolId(0),
+        };
+        let mut syms = vec![nothing; count];
+        let mut hashes = vec![0u64; count];
+        let lens = || globals.iter().map(Vec::len);
+        split_by_lengths(&mut syms, lens())
+            .into_par_iter()
+            .zip(split_by_lengths(&mut hashes, lens()))
+            .zip(globals)
             .enumerate()
-            .flat_map_iter(|(mi, g)| {
-                g.iter().map(move |&(hash, id)| {
-                    let module = mi as u32;
-                    (ModSym { module, id }, hash)
-                })
-            })
-            .unzip();
-        let count = syms.len();
+            .for_each(|(mi, ((syms, hashes), g))| {
+                for ((s, h), &(hash, id)) in syms.iter_mut().zip(hashes).zip(g) {
+                    *s = ModSym {
+                        module: mi as u32,
+                        id,
+                    };
+                    *h = hash;
+                }
+            });
         let name = |k: u32| inputs.name(syms[k as usize]);
         let (_, first) = NameShards::build(&hashes, &name);
-        // Names are numbered in order of their first symbols: each global symbol
-        // with its name's number, and the first symbol and number of symbols of
-        // each name.
-        let mut firsts: Vec<(u32, u32)> = Vec::new();
+        // Names are numbered in order of their first symbols: a name's number is
+        // the count of first symbols before its own, counted in parallel chunks.
+        let is_first = |k: usize| first[k] as usize == k;
+        let chunks = count.div_ceil(NUMBERING_CHUNK);
+        let in_chunk = |c: usize| c * NUMBERING_CHUNK..((c + 1) * NUMBERING_CHUNK).min(count);
+        let firsts_before: Vec<u32> = {
+            let per_chunk: Vec<u32> = (0..chunks)
+                .into_par_iter()
+                .map(|c| in_chunk(c).filter(|&k| is_first(k)).count() as u32)
+                .collect();
+            let mut before = 0;
+            per_chunk
+                .iter()
+                .map(|&n| {
+                    before += n;
+                    before - n
+                })
+                .collect()
+        };
         let mut number = vec![0u32; count];
-        let named = (0..count)
-            .map(|k| {
-                let f = first[k] as usize;
-                if f == k {
-                    number[k] = firsts.len() as u32;
-                    firsts.push((k as u32, 0));
+        number
+            .par_chunks_mut(NUMBERING_CHUNK)
+            .zip(&firsts_before)
+            .enumerate()
+            .for_each(|(c, (numbers, &before))| {
+                let mut next = before;
+                for (k, n) in in_chunk(c).zip(numbers) {
+                    if is_first(k) {
+                        *n = next;
+                        next += 1;
+                    }
                 }
-                let n = number[f];
-                firsts[n as usize].1 += 1;
-                (n, syms[k])
-            })
+            });
+        // Each global symbol with its name's number, and each name's symbol count.
+        let named: Vec<(u32, ModSym)> = (0..count)
+            .into_par_iter()
+            .map(|k| (number[first[k] as usize], syms[k]))
             .collect();
-        let names = firsts.par_iter().map(|&(k, n)| (name(k), n)).collect();
+        let firsts: Vec<u32> = (0..count as u32)
+            .into_par_iter()
+            .filter(|&k| is_first(k as usize))
+            .collect();
+        let symbols_of: Vec<AtomicU32> = firsts.iter().map(|_| AtomicU32::new(0)).collect();
+        named.par_iter().for_each(|&(n, _)| {
+            symbols_of[n as usize].fetch_add(1, Ordering::Relaxed);
+        });
+        let names = firsts
+            .par_iter()
+            .zip(symbols_of)
+            .map(|(&k, n)| (name(k), n.into_inner()))
+            .collect();
         Globals::gather(named, names)
     }
 
@@ -142,15 +192,18 @@ impl<'a> SymbolDb<'a> {
         // each reference comes from, and the global symbols with the hashes of their
         // names. What is left in order, the name index and the graph, is built on
         // two threads at once.
-        let (edges, globals): (Vec<Vec<Edge>>, Vec<Vec<HashedGlobal>>) = inputs
+        let (edges, hashed): (Vec<Vec<Edge>>, Vec<Vec<HashedGlobal>>) = inputs
             .modules
             .par_iter()
             .map(|m| (reference_sources(m), hashed_globals(m)))
             .unzip();
         let ((graph, first_node), globals) = rayon::join(
-            || graph_of(inputs, edges),
-            || Globals::index(inputs, &globals),
+            || graph_of(inputs, &edges),
+            || Globals::index(inputs, &hashed),
         );
+        // A vector per module each: freed on every thread, not in order on this one.
+        crate::parallel::free(edges);
+        crate::parallel::free(hashed);
         SymbolDb {
             globals,
             graph,
@@ -193,7 +246,7 @@ pub(crate) fn name_hash(name: &[u8]) -> u64 {
 /// The reference graph of the modules, whose references come from `edges` (one
 /// list per module): every module's symbols as consecutive nodes, then the
 /// modules' roots. Also the node of each module's first symbol.
-fn graph_of(inputs: &Inputs, edges: Vec<Vec<Edge>>) -> (DiGraph<Node, RefKind>, Vec<u32>) {
+fn graph_of(inputs: &Inputs, edges: &[Vec<Edge>]) -> (DiGraph<Node, RefKind>, Vec<u32>) {
     let symbols: usize = inputs.modules.iter().map(|m| m.symbols.len()).sum();
     let edge_count: usize = edges.iter().map(Vec::len).sum();
     let mut graph = DiGraph::with_capacity(symbols + inputs.modules.len(), edge_count);
@@ -207,11 +260,11 @@ fn graph_of(inputs: &Inputs, edges: Vec<Vec<Edge>>) -> (DiGraph<Node, RefKind>, 
             }));
         }
     }
-    for (mi, edges) in edges.into_iter().enumerate() {
+    for (mi, edges) in edges.iter().enumerate() {
         let root = graph.add_node(Node::Root(mi as u32));
         let first = first_node[mi] as usize;
         let node = |id: SymbolId| NodeIndex::new(first + id.0 as usize);
-        for (from, to, kind) in edges {
+        for &(from, to, kind) in edges {
             graph.add_edge(from.map_or(root, node), node(to), kind);
         }
     }

@@ -129,27 +129,65 @@ pub(crate) fn resolve(
     });
     // Output symbols: the global names in their order, then each module's locals.
     let parts: Vec<Part> = globals.chain(locals).collect();
+    let global_parts = db.globals.names.len().div_ceil(GLOBALS_PER_TASK);
+    join_parts(inputs, parts, global_parts)
+}
+
+/// The resolution from its parts, in order: the first `global_parts` parts are the
+/// global names', then one per module with its locals. Each part's output symbols
+/// follow the previous part's. What is per module is done in parallel (allocating
+/// each module's fates, binding its locals, freeing the parts); in order are only
+/// the global names' bindings, which cross modules, and moving the output symbols.
+fn join_parts(
+    inputs: &Inputs,
+    mut parts: Vec<Part>,
+    global_parts: usize,
+) -> Result<Resolution, Vec<Diagnostic>> {
+    use rayon::prelude::*;
+    let mut bases = Vec::with_capacity(parts.len());
+    let mut total = 0;
+    for p in &parts {
+        bases.push(total);
+        total += p.outs.len() as u32;
+    }
+    let mut fate: Vec<Vec<Option<u32>>> = inputs
+        .modules
+        .par_iter()
+        .map(|m| vec![None; m.symbols.len()])
+        .collect();
+    let (global, local) = parts.split_at_mut(global_parts);
+    fate.par_iter_mut()
+        .enumerate()
+        .zip(local.par_iter_mut())
+        .zip(&bases[global_parts..])
+        .for_each(|(((mi, fate), part), &base)| {
+            for (s, out) in std::mem::take(&mut part.binds) {
+                debug_assert_eq!(
+                    s.module as usize, mi,
+                    "a module's part binds its own symbols"
+                );
+                fate[s.id.0 as usize] = Some(base + out);
+            }
+        });
+    for (part, &base) in global.iter_mut().zip(&bases) {
+        for (s, out) in std::mem::take(&mut part.binds) {
+            fate[s.module as usize][s.id.0 as usize] = Some(base + out);
+        }
+    }
     let mut res = Resolution {
-        outs: Vec::with_capacity(parts.iter().map(|p| p.outs.len()).sum()),
-        fate: inputs
-            .modules
-            .iter()
-            .map(|m| vec![None; m.symbols.len()])
-            .collect(),
+        outs: Vec::with_capacity(total as usize),
+        fate,
         undefined: Vec::new(),
         folded: Vec::new(),
     };
     let mut errors = Vec::new();
-    for part in parts {
-        let base = res.outs.len() as u32;
-        for (s, out) in part.binds {
-            res.fate[s.module as usize][s.id.0 as usize] = Some(base + out);
-        }
-        res.outs.extend(part.outs);
-        res.undefined.extend(part.undefined);
-        res.folded.extend(part.folded);
-        errors.extend(part.errors);
+    for part in &mut parts {
+        res.outs.append(&mut part.outs);
+        res.undefined.append(&mut part.undefined);
+        res.folded.append(&mut part.folded);
+        errors.append(&mut part.errors);
     }
+    crate::parallel::free(parts);
     if errors.is_empty() {
         Ok(res)
     } else {

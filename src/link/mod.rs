@@ -37,7 +37,7 @@ mod variables;
 pub use analysis::LinkOptions;
 pub(crate) use analysis::{analyze, is_code_or_data, Analysis};
 pub(crate) use compat::var_size;
-pub(crate) use debug::Dwarf;
+pub(crate) use debug::{DebugPlan, Dwarf};
 pub use gc::{GcOptions, VariableRoots};
 pub use header::{HeaderOptions, MergedHeader};
 pub use resolve::SYSTEM_CALLS;

@@ -20,8 +20,8 @@ use crate::diag::Diagnostics;
 use crate::ir::Module;
 use crate::link::inputs::{Inputs, ModSym};
 use crate::link::names::Names;
-use crate::link::resolve::{find_symbol, Resolution};
-use crate::link::{analyze, Analysis, Dwarf, LinkOptions};
+use crate::link::resolve::{find_symbol, OutSym, Resolution};
+use crate::link::{analyze, Analysis, DebugPlan, Dwarf, LinkOptions};
 use crate::source::SourceMap;
 
 /// A substitution: replace the bytes of `span` (possibly empty: an insertion). A
@@ -41,8 +41,10 @@ struct Writer<'i, 'a> {
     /// module's are a range ([`Writer::module_edits`]).
     aligned: Vec<usize>,
     edits: Vec<Vec<Edit<'i>>>,
-    out: Rope,
 }
+
+/// Whether output symbol `o` is kept (`--gc-sections` may remove it).
+type Keep<'k> = dyn Fn(usize) -> bool + Sync + 'k;
 
 /// Lays out the output for target `target` of a link that succeeded
 /// ([`Analysis::ok`]).
@@ -58,7 +60,7 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
     let live = a.live_outs();
     let keep = |o: usize| live.is_none_or(|l| l[o]);
     let dwarf = debug.dwarf;
-    let mut w = Writer {
+    let mut writer = Writer {
         inputs,
         res,
         names,
@@ -71,9 +73,8 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
             aligned
         },
         edits: Vec::new(),
-        out: Rope::new(),
     };
-    w.edits = debug
+    writer.edits = debug
         .files
         .maps
         .par_iter()
@@ -85,176 +86,190 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
                 (Dwarf::Merge, Some(m)) if !m.kept[mi] => Dwarf::Drop,
                 _ => dwarf,
             };
-            w.module_edits(mi as u32, files, dwarf)
+            writer.module_edits(mi as u32, files, dwarf)
         })
         .collect();
     let var_order = &a.variable_order;
-
-    w.out.push_bytes(header.render().as_bytes());
     let file_items: &[(u32, usize)] = if dwarf == Dwarf::Strip {
         &[]
     } else {
         &debug.files.items
     };
-    for &(mi, item) in file_items {
-        let span = inputs.modules[mi as usize].items[item].span;
-        w.line(mi, span, "");
-    }
-    // Prototypes of every function the module keeps (kernels need none), then the
-    // variables; both laid out in parallel, in chunks appended in order.
-    let edits = &w.edits;
-    // The parts are numbered in advance (the header and `.file` lines are part 0),
-    // so that their new text keeps its arena numbers when they are appended.
+    // The parts are numbered in advance (the header and `.file` lines are part 0,
+    // what follows the definitions the last), so that their new text keeps its
+    // arena numbers when they are appended.
     let prototype_parts = res.outs.len().div_ceil(CHUNK) as u32;
     let variable_parts = var_order.len().div_ceil(CHUNK) as u32;
     let definition_parts = inputs.modules.len() as u32;
-    let prototypes: Vec<Rope> = res
-        .outs
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(ci, outs)| {
-            let mut rope = Rope::part(1 + ci as u32);
-            for (j, out) in outs.iter().enumerate() {
-                if out.kind != SymbolKind::Function || !keep(ci * CHUNK + j) {
-                    continue;
-                }
-                let m = inputs.module(out.origin);
-                let sym = m.symbol(out.origin.id);
-                let d = sym.definition().unwrap_or(&sym.decls[0]);
-                let item = m.item(d.item);
-                if let ItemKind::Function(f) = &item.kind {
-                    let tail = if f.noreturn { " .noreturn;" } else { ";" };
-                    let span = Span::new(item.span.lo, f.header_end);
-                    // A definition without a directive takes its module's earlier
-                    // `.visible`/`.weak` declaration's linkage (ptxas binds it so):
-                    // the prototype says it, so that the output still exports it.
-                    if f.linkage == Linkage::Local && sym.linkage != Linkage::Local {
-                        rope.push_bytes(sym.linkage.as_str().as_bytes());
-                        rope.push_bytes(b" ");
-                    }
-                    line(&mut rope, inputs, edits, out.origin.module, span, tail);
-                }
-            }
-            rope
-        })
-        .collect();
-    let variables: Vec<Rope> = var_order
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(vi, os)| {
-            let mut rope = Rope::part(1 + prototype_parts + vi as u32);
-            for &o in os {
-                variable(&mut rope, inputs, res, edits, o as usize);
-            }
-            rope
-        })
-        .collect();
-    // Definitions, in link order, with the module-scope pragmas between them; each
-    // module's part is laid out in parallel.
-    let definitions: Vec<Rope> = inputs
-        .modules
-        .par_iter()
-        .enumerate()
-        .map(|(mi, m)| {
-            let mi = mi as u32;
-            let mut out = Rope::part(1 + prototype_parts + variable_parts + mi);
-            let defined_by = m.function_definitions();
-            for (ii, item) in m.items.iter().enumerate() {
-                match &item.kind {
-                    ItemKind::Function(f) if f.body.is_some() => {
-                        let Some(id) = defined_by[ii] else {
-                            continue;
-                        };
-                        let me = ModSym { module: mi, id };
-                        let chosen = res
-                            .out_of(me)
-                            .is_some_and(|o| res.outs[o as usize].origin == me && keep(o as usize));
-                        if chosen {
-                            line(&mut out, inputs, &w.edits, mi, item.span, "");
-                        }
-                    }
-                    ItemKind::Pragma => line(&mut out, inputs, &w.edits, mi, item.span, ""),
-                    _ => {}
-                }
-            }
-            out
-        })
-        .collect();
-    // The header and `.file` lines so far; what follows the definitions (aliases,
-    // DWARF, map comments) is laid out as one more part, and all parts are appended
-    // last, each keeping its piece array (`Rope::append_all`).
     let tail_part = 1 + prototype_parts + variable_parts + definition_parts;
-    let mut out = std::mem::replace(&mut w.out, Rope::part(tail_part));
-    // `.alias` directives of the aliases that won, in output-symbol order: each
-    // module's `.alias` items are found in parallel (most modules have none) and
-    // named through an index of that module's symbols, instead of a serial pass over
-    // every output symbol.
-    let mut aliases: Vec<(usize, u32, Span)> = inputs
-        .modules
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(mi, m)| {
-            let mi = mi as u32;
-            let items: Vec<(&[u8], Span)> = m
-                .items
-                .iter()
-                .filter_map(|item| match &item.kind {
-                    ItemKind::Alias { alias, .. } => {
-                        let name = m.kept.slice(*alias);
-                        Some((
-                            name.unwrap_or_else(|| &inputs.src(mi)[alias.range()]),
-                            item.span,
-                        ))
-                    }
-                    _ => None,
-                })
+    let w = &writer;
+    let edits = &w.edits;
+    // The first and the last part are laid out in order on one thread while the
+    // parts between them are laid out in parallel on the others: the last part's
+    // order (`.alias` lines, DWARF, map comments) was otherwise a wait for every
+    // other thread at the end of the layout.
+    let ((mut out, tail), middle) = rayon::join(
+        || {
+            let mut head = Rope::new();
+            head.push_bytes(header.render().as_bytes());
+            for &(mi, item) in file_items {
+                let span = inputs.modules[mi as usize].items[item].span;
+                line(&mut head, inputs, edits, mi, span, "");
+            }
+            (head, w.tail(tail_part, dwarf, debug, &keep))
+        },
+        || {
+            // Prototypes of every function the module keeps (kernels need none),
+            // then the variables, each in chunks; then the definitions, in link
+            // order with the module-scope pragmas between them, a part per module.
+            let mut parts: Vec<Rope> = res
+                .outs
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(ci, outs)| w.prototypes(1 + ci as u32, ci * CHUNK, outs, &keep))
                 .collect();
-            let ids: FxHashMap<&[u8], crate::ir::SymbolId> = if items.is_empty() {
-                FxHashMap::default()
-            } else {
-                let mut ids = FxHashMap::default();
-                for (id, _) in m.symbols_with_ids() {
-                    ids.entry(m.symbol_name(id)).or_insert(id);
+            parts.par_extend(var_order.par_chunks(CHUNK).enumerate().map(|(vi, os)| {
+                let mut rope = Rope::part(1 + prototype_parts + vi as u32);
+                for &o in os {
+                    variable(&mut rope, inputs, res, edits, o as usize);
                 }
-                ids
-            };
-            items.into_iter().filter_map(move |(name, span)| {
-                let me = ModSym {
-                    module: mi,
-                    id: *ids.get(name)?,
-                };
-                let o = res.out_of(me)? as usize;
-                let out = &res.outs[o];
-                let wins = out.origin == me
-                    && out.kind == SymbolKind::Function
-                    && m.symbol(me.id).aliasee.is_some()
-                    && keep(o);
-                wins.then_some((o, mi, span))
-            })
-        })
-        .collect();
-    // Stable: an output symbol's items stay in source order.
-    aliases.sort_by_key(|&(o, ..)| o);
-    for (_, mi, span) in aliases {
-        w.line(mi, span, "");
-    }
-    if let (Dwarf::Merge, Some(merged)) = (dwarf, &debug.merged) {
-        let edits = &w.edits;
-        for block in merged.text(&|mi, span| token_text(inputs, edits, mi, span)) {
-            w.out.push_bytes(&block);
-        }
-    }
-    w.map_comments();
-    let tail = std::mem::take(&mut w.out);
-    let parts = prototypes.into_iter().chain(variables).chain(definitions);
-    out.append_all(parts.chain([tail]).collect());
+                rope
+            }));
+            parts.par_extend(inputs.modules.par_iter().enumerate().map(|(mi, m)| {
+                let part = 1 + prototype_parts + variable_parts + mi as u32;
+                w.definitions(part, mi as u32, m, &keep)
+            }));
+            parts
+        },
+    );
+    // Each part keeps its piece array (`Rope::append_all`).
+    out.append_all(middle.into_iter().chain([tail]).collect());
+    crate::parallel::free(writer.edits);
     out
 }
 
 impl<'i> Writer<'i, '_> {
-    /// Writes `span` of module `mi` with its edits, then `tail` and a newline.
-    fn line(&mut self, mi: u32, span: Span, tail: &str) {
-        line(&mut self.out, self.inputs, &self.edits, mi, span, tail);
+    /// The prototypes part `part` of output symbols `outs`, the first of which is
+    /// output symbol `first`.
+    fn prototypes(&self, part: u32, first: usize, outs: &[OutSym], keep: &Keep) -> Rope {
+        let (inputs, edits) = (self.inputs, &self.edits);
+        let mut rope = Rope::part(part);
+        for (j, out) in outs.iter().enumerate() {
+            if out.kind != SymbolKind::Function || !keep(first + j) {
+                continue;
+            }
+            let m = inputs.module(out.origin);
+            let sym = m.symbol(out.origin.id);
+            let d = sym.definition().unwrap_or(&sym.decls[0]);
+            let item = m.item(d.item);
+            if let ItemKind::Function(f) = &item.kind {
+                let tail = if f.noreturn { " .noreturn;" } else { ";" };
+                let span = Span::new(item.span.lo, f.header_end);
+                // A definition without a directive takes its module's earlier
+                // `.visible`/`.weak` declaration's linkage (ptxas binds it so): the
+                // prototype says it, so that the output still exports it.
+                if f.linkage == Linkage::Local && sym.linkage != Linkage::Local {
+                    rope.push_bytes(sym.linkage.as_str().as_bytes());
+                    rope.push_bytes(b" ");
+                }
+                line(&mut rope, inputs, edits, out.origin.module, span, tail);
+            }
+        }
+        rope
+    }
+
+    /// The definitions part `part` of module `mi`: the function definitions chosen
+    /// from it and its module-scope pragmas, in its order.
+    fn definitions(&self, part: u32, mi: u32, m: &Module, keep: &Keep) -> Rope {
+        let (inputs, res, edits) = (self.inputs, self.res, &self.edits);
+        let mut out = Rope::part(part);
+        let defined_by = m.function_definitions();
+        for (ii, item) in m.items.iter().enumerate() {
+            match &item.kind {
+                ItemKind::Function(f) if f.body.is_some() => {
+                    let Some(id) = defined_by[ii] else {
+                        continue;
+                    };
+                    let me = ModSym { module: mi, id };
+                    let chosen = res
+                        .out_of(me)
+                        .is_some_and(|o| res.outs[o as usize].origin == me && keep(o as usize));
+                    if chosen {
+                        line(&mut out, inputs, edits, mi, item.span, "");
+                    }
+                }
+                ItemKind::Pragma => line(&mut out, inputs, edits, mi, item.span, ""),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The last part, `part`: what follows the definitions (`.alias` directives,
+    /// DWARF sections, GCC's map comments).
+    fn tail(&self, part: u32, dwarf: Dwarf, debug: &DebugPlan, keep: &Keep) -> Rope {
+        let (inputs, res, edits) = (self.inputs, self.res, &self.edits);
+        let mut out = Rope::part(part);
+        // `.alias` directives of the aliases that won, in output-symbol order: each
+        // module's `.alias` items are found in parallel (most modules have none) and
+        // named through an index of that module's symbols, instead of a serial pass
+        // over every output symbol.
+        let mut aliases: Vec<(usize, u32, Span)> = inputs
+            .modules
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(mi, m)| {
+                let mi = mi as u32;
+                let items: Vec<(&[u8], Span)> = m
+                    .items
+                    .iter()
+                    .filter_map(|item| match &item.kind {
+                        ItemKind::Alias { alias, .. } => {
+                            let name = m.kept.slice(*alias);
+                            Some((
+                                name.unwrap_or_else(|| &inputs.src(mi)[alias.range()]),
+                                item.span,
+                            ))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let ids: FxHashMap<&[u8], crate::ir::SymbolId> = if items.is_empty() {
+                    FxHashMap::default()
+                } else {
+                    let mut ids = FxHashMap::default();
+                    for (id, _) in m.symbols_with_ids() {
+                        ids.entry(m.symbol_name(id)).or_insert(id);
+                    }
+                    ids
+                };
+                items.into_iter().filter_map(move |(name, span)| {
+                    let me = ModSym {
+                        module: mi,
+                        id: *ids.get(name)?,
+                    };
+                    let o = res.out_of(me)? as usize;
+                    let out = &res.outs[o];
+                    let wins = out.origin == me
+                        && out.kind == SymbolKind::Function
+                        && m.symbol(me.id).aliasee.is_some()
+                        && keep(o);
+                    wins.then_some((o, mi, span))
+                })
+            })
+            .collect();
+        // Stable: an output symbol's items stay in source order.
+        aliases.sort_by_key(|&(o, ..)| o);
+        for (_, mi, span) in aliases {
+            line(&mut out, inputs, edits, mi, span, "");
+        }
+        if let (Dwarf::Merge, Some(merged)) = (dwarf, &debug.merged) {
+            for block in merged.text(&|mi, span| token_text(inputs, edits, mi, span)) {
+                out.push_bytes(&block);
+            }
+        }
+        self.map_comments(&mut out);
+        out
     }
 
     fn module_edits(&self, mi: u32, files: &FxHashMap<u32, u32>, dwarf: Dwarf) -> Vec<Edit<'i>> {
@@ -418,7 +433,7 @@ impl<'i> Writer<'i, '_> {
 
     /// GCC's `//:FUNC_MAP "name", ...` and `//:VAR_MAP "name"` comments tell the
     /// OpenACC/OpenMP runtime where kernels and variables are: keep them, renamed.
-    fn map_comments(&mut self) {
+    fn map_comments(&self, out: &mut Rope) {
         for (mi, m) in self.inputs.modules.iter().enumerate() {
             for &c in &m.map_comments {
                 // Kept at parse time (`Module::keep_text`): the input is not read again.
@@ -442,13 +457,13 @@ impl<'i> Writer<'i, '_> {
                     .map(|o| self.names.of(self.inputs, self.res, o));
                 let (lo, open, close) = (c.lo, c.lo + open as u32, c.lo + close as u32);
                 let mi = mi as u32;
-                push_range(&mut self.out, mi, &m.kept, Span::new(lo, open));
+                push_range(out, mi, &m.kept, Span::new(lo, open));
                 match renamed {
-                    Some(new) => self.out.push_bytes(new),
-                    None => push_range(&mut self.out, mi, &m.kept, Span::new(open, close)),
+                    Some(new) => out.push_bytes(new),
+                    None => push_range(out, mi, &m.kept, Span::new(open, close)),
                 }
-                push_range(&mut self.out, mi, &m.kept, Span::new(close, c.hi));
-                self.out.push_bytes(b"\n");
+                push_range(out, mi, &m.kept, Span::new(close, c.hi));
+                out.push_bytes(b"\n");
             }
         }
     }

@@ -502,9 +502,10 @@ fn report_cross(log: &mut String) {
                     targets.threads
                 ));
                 out_log(format!("  every run on 1 thread (ms): {}", ms_list(ones)));
-                report_scaling(Path::new(ptxld), files, &out(scale, Some("stats")), cat_med)
-                    .into_iter()
-                    .for_each(&mut out_log);
+                let (lines, serial) =
+                    report_scaling(Path::new(ptxld), files, &out(scale, Some("stats")), cat_med);
+                lines.into_iter().for_each(&mut out_log);
+                targets.serial = serial;
                 let lows = &timed[lows_at];
                 out_log(format!(
                     "  --ptx-version=min (finds what the modules use): median {:.0} ms = {:.2}x the \
@@ -566,26 +567,44 @@ fn stats_run(ptxld: &Path, files: &[PathBuf], out: &Path, threads: usize) -> Sta
     (wall, phases)
 }
 
-/// Where the x1 link's time goes at 1, 2 and all threads (medians of five
+/// Where the x1 link's time goes at 1, 2 and all threads (medians of nine
 /// `--stats` runs at each count, taken in rounds), with each phase's speedup and
 /// its serial time at two threads: a phase of wall time W and CPU time C on n
 /// threads kept one thread busy for (nW - C) / (n - 1) and all n for the rest (time
-/// outside the phases, the process's start and end, counts as serial). From the
+/// outside the phases, the process's start and end, counts as serial; both are
+/// medians of the runs' own figures). From the
 /// serial time S and the parallel work P (CPU time outside S) at two threads,
-/// Amdahl's law projects the link on 16 threads: S + P / 16.
-fn report_scaling(ptxld: &Path, files: &[PathBuf], out: &Path, cat: Duration) -> Vec<String> {
+/// Amdahl's law projects the link on 16 threads: S + P / 16. Each round also runs
+/// `true` with the same arguments: what starting and ending any process given
+/// these thousands of arguments costs, which S includes and the link cannot
+/// shorten. Returns the lines and the link's own serial time (S less that).
+fn report_scaling(
+    ptxld: &Path,
+    files: &[PathBuf],
+    out: &Path,
+    cat: Duration,
+) -> (Vec<String>, f64) {
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut counts = vec![1, 2];
     if all > 2 {
         counts.push(all);
     }
-    let rounds = 5;
+    let rounds = 9;
     let mut runs: Vec<Vec<StatsRun>> = vec![Vec::new(); counts.len()];
+    let mut starts = Vec::new();
     stats_run(ptxld, files, out, 2);
     for _ in 0..rounds {
         for (k, &n) in counts.iter().enumerate() {
             runs[k].push(stats_run(ptxld, files, out, n));
         }
+        let t = Instant::now();
+        assert!(Command::new("true")
+            .args(files)
+            .output()
+            .unwrap()
+            .status
+            .success());
+        starts.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -607,7 +626,13 @@ fn report_scaling(ptxld: &Path, files: &[PathBuf], out: &Path, cat: Duration) ->
             (phases, median(rs.iter().map(|r| r.0).collect()))
         })
         .collect();
-    let serial = |wall: f64, cpu: f64, n: f64| ((n * wall - cpu) / (n - 1.0)).clamp(0.0, wall);
+    // The serial time of phase `i` at two threads: the median over the runs of
+    // each run's 2W - C (not clamped run by run, which would count every run's
+    // noise above zero and none below), kept between 0 and the median wall time.
+    let two_runs = &runs[1];
+    let serial_of = |i: usize, wall: f64| {
+        median(two_runs.iter().map(|r| 2.0 * r.1[i].1 - r.1[i].2).collect()).clamp(0.0, wall)
+    };
     let header: Vec<String> = counts.iter().map(|n| format!("{n:>9} thr")).collect();
     let mut lines = vec![
         format!(
@@ -616,24 +641,31 @@ fn report_scaling(ptxld: &Path, files: &[PathBuf], out: &Path, cat: Duration) ->
         format!("    {:<28}{} {:>9} {:>9}", "phase", header.join(""), "speedup", "serial"),
     ];
     let (two, two_wall) = &medians[1];
-    let (mut serial_ms, mut parallel_work, mut phases_wall) = (0.0, 0.0, 0.0);
+    let (mut serial_ms, mut parallel_work) = (0.0, 0.0);
     for (i, name) in names.iter().enumerate() {
         let cols: Vec<String> = medians
             .iter()
             .map(|m| format!("{:>13.1}", m.0[i].0))
             .collect();
-        let (w, c) = two[i];
-        let s = serial(w, c, 2.0);
+        let (w, _) = two[i];
+        let s = serial_of(i, w);
         serial_ms += s;
         parallel_work += 2.0 * (w - s);
-        phases_wall += w;
         lines.push(format!(
             "    {name:<28}{} {:>8.2}x {s:>9.1}",
             cols.join(""),
             medians[0].0[i].0 / w
         ));
     }
-    let outside = (two_wall - phases_wall).max(0.0);
+    // Outside the phases, run by run (a median of the process's wall times less
+    // the sum of the phases' medians would take its noise from different runs).
+    let outside = median(
+        two_runs
+            .iter()
+            .map(|r| r.0 - r.1.iter().map(|p| p.1).sum::<f64>())
+            .collect(),
+    )
+    .max(0.0);
     serial_ms += outside;
     let cols: Vec<String> = medians.iter().map(|m| format!("{:>13.1}", m.1)).collect();
     lines.push(format!(
@@ -644,8 +676,13 @@ fn report_scaling(ptxld: &Path, files: &[PathBuf], out: &Path, cat: Duration) ->
     ));
     let cat_ms = cat.as_secs_f64() * 1e3;
     let projected = serial_ms + parallel_work / 16.0;
+    let start = median(starts);
+    let own = serial_ms - start;
     lines.push(format!(
-        "  serial remainder at 2 threads: {serial_ms:.1} ms; parallel work {parallel_work:.0} ms"
+        "  serial remainder at 2 threads: {serial_ms:.1} ms, of which {start:.1} ms starting and \
+         ending a process with these {} arguments (`true`, same rounds): the link's own {own:.1} ms; \
+         parallel work {parallel_work:.0} ms",
+        files.len()
     ));
     lines.push(format!(
         "  Amdahl projection for 16 threads: {serial_ms:.1} + {parallel_work:.0} / 16 = {projected:.0} ms = \
@@ -661,7 +698,7 @@ fn report_scaling(ptxld: &Path, files: &[PathBuf], out: &Path, cat: Duration) ->
             all_wall / cat_ms
         ));
     }
-    lines
+    (lines, own)
 }
 
 /// Another build of ptxld timed in the cross sets' rounds.
@@ -681,8 +718,8 @@ impl Other {
     );
 }
 
-/// Issue 7's targets, and issue 34's for the statement check, as measured by one
-/// run of [`report_cross`].
+/// Issue 7's targets, issue 34's for the statement check and issue 38's for the
+/// serial remainder, as measured by one run of [`report_cross`].
 #[derive(Default)]
 struct Targets {
     /// x1 link over `cat` of the same files (medians).
@@ -698,6 +735,8 @@ struct Targets {
     threads: f64,
     /// The output at one thread and at all threads.
     identical: bool,
+    /// The link's own serial time at two threads, x1, in milliseconds.
+    serial: f64,
 }
 
 impl Targets {
@@ -730,6 +769,11 @@ impl Targets {
             format!(
                 "  output byte-identical at 1 and all threads: {}",
                 verdict(self.identical)
+            ),
+            format!(
+                "  the link's own serial remainder at 2 threads, x1: {:.1} ms (at most 10 ms): {}",
+                self.serial,
+                verdict(self.serial <= 10.0)
             ),
             match self.check {
                 Some(share) => format!(

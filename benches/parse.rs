@@ -636,9 +636,16 @@ fn report_scaling(
     let header: Vec<String> = counts.iter().map(|n| format!("{n:>9} thr")).collect();
     let mut lines = vec![
         format!(
-            "  thread scaling, x1 (medians of {rounds} --stats runs at each count, wall ms; speedup and serial ms at 2 threads):"
+            "  thread scaling, x1 (medians of {rounds} --stats runs at each count, wall ms; speedup, serial ms and parallel work in CPU ms at 2 threads):"
         ),
-        format!("    {:<28}{} {:>9} {:>9}", "phase", header.join(""), "speedup", "serial"),
+        format!(
+            "    {:<28}{} {:>9} {:>9} {:>9}",
+            "phase",
+            header.join(""),
+            "speedup",
+            "serial",
+            "parallel"
+        ),
     ];
     let (two, two_wall) = &medians[1];
     let (mut serial_ms, mut parallel_work) = (0.0, 0.0);
@@ -649,10 +656,11 @@ fn report_scaling(
             .collect();
         let (w, _) = two[i];
         let s = serial_of(i, w);
+        let parallel = 2.0 * (w - s);
         serial_ms += s;
-        parallel_work += 2.0 * (w - s);
+        parallel_work += parallel;
         lines.push(format!(
-            "    {name:<28}{} {:>8.2}x {s:>9.1}",
+            "    {name:<28}{} {:>8.2}x {s:>9.1} {parallel:>9.1}",
             cols.join(""),
             medians[0].0[i].0 / w
         ));

@@ -2,6 +2,7 @@
 //! archive members, response files; every file read is stamped (device, inode,
 //! size, time) so that nothing the link read is later written or found changed.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -297,7 +298,9 @@ pub(super) struct ReadInput {
     stamp: Option<Stamp>,
     /// The name diagnostics give it.
     name: String,
-    /// The path, for the list of files read (a copy made where it was read).
+    /// The path for the list of files read, and again for the plan's unit (copies
+    /// made where it was read: in the parallel pass for named files).
+    listed: PathBuf,
     path: PathBuf,
 }
 
@@ -308,6 +311,7 @@ impl ReadInput {
             key: identified.then(|| file_key(path, meta.as_ref())).flatten(),
             stamp: meta.map(|m| stamp_of(path, Some(m))),
             name: path.display().to_string(),
+            listed: path.to_path_buf(),
             path: path.to_path_buf(),
             bytes,
         }
@@ -394,13 +398,13 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
                 continue;
             }
             InputSpec::Lib(name) => match find_lib(name, &job.lib_dirs) {
-                Ok(path) => path,
+                Ok(path) => Cow::Owned(path),
                 Err(failure) => {
                     errors.append(failure.report);
                     continue;
                 }
             },
-            InputSpec::File(f) => f.clone(),
+            InputSpec::File(f) => Cow::Borrowed(f.as_path()),
         };
         let source = match spec {
             InputSpec::Lib(name) => Source::Library(name.clone()),
@@ -417,7 +421,8 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
             key,
             stamp,
             name,
-            path: listed,
+            listed,
+            path: unit_path,
         } = match read {
             Ok(r) => r,
             Err(e) => {
@@ -457,7 +462,7 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
             )?;
             continue;
         }
-        p.add(name, Some(path), bytes, whole, group)?;
+        p.add(name, Some(unit_path), bytes, whole, group)?;
     }
     if group.is_some() {
         return Err(fail(Code::Usage, "--start-group without --end-group"));

@@ -238,14 +238,24 @@ impl Rope {
         self.pieces.chunks.reserve(chunks);
         self.arenas
             .reserve(parts.iter().map(|p| p.arenas.len()).sum());
-        for part in parts {
-            self.append(part);
+        let mut parts = parts;
+        for part in &mut parts {
+            self.append_from(part);
         }
+        // What is left of each part is its two empty arrays: thousands of
+        // allocations, freed on every thread.
+        crate::parallel::free(parts);
     }
 
     /// Appends `other` (built separately, e.g. in parallel). Its pieces of new text
     /// are renumbered only if its arenas were not numbered to follow this rope's.
-    pub fn append(&mut self, other: Rope) {
+    pub fn append(&mut self, mut other: Rope) {
+        self.append_from(&mut other);
+    }
+
+    /// Appends `other`'s pieces and arenas, moving them out of it: what is left of
+    /// `other` is its empty arrays, for the caller to free.
+    fn append_from(&mut self, other: &mut Rope) {
         let next = self.first_arena + self.arenas.len() as u32;
         let renumber = !other.arenas.is_empty() && other.first_arena != next;
         let renumbered = |mut chunk: Vec<Piece>| {
@@ -256,8 +266,8 @@ impl Rope {
             }
             chunk
         };
-        self.arenas.extend(other.arenas);
-        let mut chunks = other.pieces.chunks.into_iter().map(renumbered);
+        self.arenas.append(&mut other.arenas);
+        let mut chunks = other.pieces.chunks.drain(..).map(renumbered);
         let Some(mut first) = chunks.next() else {
             return;
         };

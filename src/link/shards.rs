@@ -4,11 +4,20 @@
 //! read only when a hash matches; keys are numbered by the caller, in the order
 //! that decides which of several equal names comes first.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rayon::prelude::*;
+
+use crate::parallel::split_by_lengths;
 
 /// Shards are chosen by bits of the hash that neither the bucket index nor the
 /// control bytes of a shard's table use.
 const SHARD_BITS: u32 = 6;
+
+const SHARDS: usize = 1 << SHARD_BITS;
+
+/// Keys per parallel task of the counting sort into shards.
+const KEYS_PER_CHUNK: usize = 8192;
 
 fn shard_of(hash: u64) -> usize {
     ((hash >> 32) & ((1 << SHARD_BITS) - 1)) as usize
@@ -27,51 +36,72 @@ impl NameShards {
     where
         F: Fn(u32) -> &'n [u8] + Sync,
     {
-        // Each shard's keys, ascending (a counting sort).
-        let mut starts = vec![0usize; (1 << SHARD_BITS) + 1];
-        for &h in hashes {
-            starts[shard_of(h) + 1] += 1;
-        }
-        for i in 1..starts.len() {
-            starts[i] += starts[i - 1];
-        }
-        let mut next = starts.clone();
-        let mut members = vec![0u32; hashes.len()];
-        for (key, &h) in hashes.iter().enumerate() {
-            let s = shard_of(h);
-            members[next[s]] = key as u32;
-            next[s] += 1;
-        }
-        let built: Vec<(Shard, Vec<u32>)> = starts
-            .par_windows(2)
-            .map(|w| {
-                let keys = &members[w[0]..w[1]];
-                let mut table = Shard::with_capacity(keys.len());
-                let firsts = keys
-                    .iter()
-                    .map(|&key| {
-                        let h = hashes[key as usize];
-                        let same = |&(hk, k): &(u64, u32)| hk == h && name(k) == name(key);
-                        match table.find(h, same) {
-                            Some(&(_, first)) => first,
-                            None => {
-                                table.insert_unique(h, (h, key), |&(hk, _)| hk);
-                                key
-                            }
-                        }
-                    })
-                    .collect();
-                (table, firsts)
+        // Each shard's keys, ascending: a counting sort in parallel chunks of keys.
+        // Each chunk counts its keys per shard; a chunk's keys of a shard go after
+        // those of the chunks before it, so `pos[key]`, the key's place among all
+        // shards' keys, is found by each chunk on its own.
+        let counts: Vec<[u32; SHARDS]> = hashes
+            .par_chunks(KEYS_PER_CHUNK)
+            .map(|chunk| {
+                let mut count = [0u32; SHARDS];
+                for &h in chunk {
+                    count[shard_of(h)] += 1;
+                }
+                count
             })
             .collect();
-        let mut first = vec![0u32; hashes.len()];
-        let mut tables = Vec::with_capacity(built.len());
-        for (w, (table, firsts)) in starts.windows(2).zip(built) {
-            for (&key, f) in members[w[0]..w[1]].iter().zip(firsts) {
-                first[key as usize] = f;
+        let mut starts = vec![0usize; SHARDS + 1];
+        let mut chunk_at = vec![[0u32; SHARDS]; counts.len()];
+        let mut at = 0u32;
+        for s in 0..SHARDS {
+            for (c, count) in counts.iter().enumerate() {
+                chunk_at[c][s] = at;
+                at += count[s];
             }
-            tables.push(table);
+            starts[s + 1] = at as usize;
         }
+        let mut pos = vec![0u32; hashes.len()];
+        pos.par_chunks_mut(KEYS_PER_CHUNK)
+            .zip(hashes.par_chunks(KEYS_PER_CHUNK))
+            .zip(chunk_at)
+            .for_each(|((pos, hashes), mut at)| {
+                for (p, &h) in pos.iter_mut().zip(hashes) {
+                    let s = shard_of(h);
+                    *p = at[s];
+                    at[s] += 1;
+                }
+            });
+        // Each place is written once, from the key that has it.
+        let members: Vec<AtomicU32> = (0..hashes.len()).map(|_| AtomicU32::new(0)).collect();
+        pos.par_iter().enumerate().for_each(|(key, &p)| {
+            members[p as usize].store(key as u32, Ordering::Relaxed);
+        });
+        // Each shard finds the first key of each of its keys' names, into its own
+        // range of `firsts` (in the order of `members`).
+        let mut firsts = vec![0u32; hashes.len()];
+        let lengths = starts.windows(2).map(|w| w[1] - w[0]);
+        let tables: Vec<Shard> = starts
+            .par_windows(2)
+            .zip(split_by_lengths(&mut firsts, lengths))
+            .map(|(w, firsts)| {
+                let keys = &members[w[0]..w[1]];
+                let mut table = Shard::with_capacity(keys.len());
+                for (key, first) in keys.iter().zip(firsts) {
+                    let key = key.load(Ordering::Relaxed);
+                    let h = hashes[key as usize];
+                    let same = |&(hk, k): &(u64, u32)| hk == h && name(k) == name(key);
+                    *first = match table.find(h, same) {
+                        Some(&(_, f)) => f,
+                        None => {
+                            table.insert_unique(h, (h, key), |&(hk, _)| hk);
+                            key
+                        }
+                    };
+                }
+                table
+            })
+            .collect();
+        let first: Vec<u32> = pos.par_iter().map(|&p| firsts[p as usize]).collect();
         (NameShards(tables), first)
     }
 

@@ -74,8 +74,9 @@ impl<'a> Globals<'a> {
     }
 
     /// The names of each module's global symbols, given with their hashes. Equal
-    /// names are found in hash shards in parallel ([`NameShards`]), so what is left
-    /// in order is a few passes over arrays, each in link order.
+    /// names are found in hash shards in parallel ([`NameShards`]) and numbered in
+    /// parallel chunks, so what is left in order is placing each name's symbols
+    /// ([`Globals::gather`]).
     fn index(inputs: &Inputs<'a>, globals: &[Vec<HashedGlobal>]) -> Globals<'a> {
         // Every global symbol in link order, and its hash: each module's copied to
         // its place in parallel.

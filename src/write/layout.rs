@@ -43,9 +43,6 @@ struct Writer<'i, 'a> {
     edits: Vec<Vec<Edit<'i>>>,
 }
 
-/// Whether output symbol `o` is kept (`--gc-sections` may remove it).
-type Keep<'k> = dyn Fn(usize) -> bool + Sync + 'k;
-
 /// Lays out the output for target `target` of a link that succeeded
 /// ([`Analysis::ok`]).
 pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
@@ -150,8 +147,15 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
 
 impl<'i> Writer<'i, '_> {
     /// The prototypes part `part` of output symbols `outs`, the first of which is
-    /// output symbol `first`.
-    fn prototypes(&self, part: u32, first: usize, outs: &[OutSym], keep: &Keep) -> Rope {
+    /// output symbol `first`. Here and below, `keep(o)` says whether output symbol
+    /// `o` is kept (`--gc-sections` may remove it).
+    fn prototypes(
+        &self,
+        part: u32,
+        first: usize,
+        outs: &[OutSym],
+        keep: &(impl Fn(usize) -> bool + Sync),
+    ) -> Rope {
         let (inputs, edits) = (self.inputs, &self.edits);
         let mut rope = Rope::part(part);
         for (j, out) in outs.iter().enumerate() {
@@ -180,7 +184,13 @@ impl<'i> Writer<'i, '_> {
 
     /// The definitions part `part` of module `mi`: the function definitions chosen
     /// from it and its module-scope pragmas, in its order.
-    fn definitions(&self, part: u32, mi: u32, m: &Module, keep: &Keep) -> Rope {
+    fn definitions(
+        &self,
+        part: u32,
+        mi: u32,
+        m: &Module,
+        keep: &(impl Fn(usize) -> bool + Sync),
+    ) -> Rope {
         let (inputs, res, edits) = (self.inputs, self.res, &self.edits);
         let mut out = Rope::part(part);
         let defined_by = m.function_definitions();
@@ -207,7 +217,13 @@ impl<'i> Writer<'i, '_> {
 
     /// The last part, `part`: what follows the definitions (`.alias` directives,
     /// DWARF sections, GCC's map comments).
-    fn tail(&self, part: u32, dwarf: Dwarf, debug: &DebugPlan, keep: &Keep) -> Rope {
+    fn tail(
+        &self,
+        part: u32,
+        dwarf: Dwarf,
+        debug: &DebugPlan,
+        keep: &(impl Fn(usize) -> bool + Sync),
+    ) -> Rope {
         let (inputs, res, edits) = (self.inputs, self.res, &self.edits);
         let mut out = Rope::part(part);
         // `.alias` directives of the aliases that won, in output-symbol order: each

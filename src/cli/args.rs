@@ -13,6 +13,7 @@ use crate::internal::driver::{InputSpec, Job};
 use crate::OutputKind;
 
 use super::rsp;
+use super::runs::{self, Runs};
 use super::table::{self as cli, spelling, Modes, ALONE, CHECK, INPUTS, LINK, OPTIONS, PARSE};
 
 /// What the command does.
@@ -80,7 +81,7 @@ macro_rules! usage {
 /// Understands `args` (without the program name).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let (args, rsp_files) = rsp::expand(args).map_err(Error)?;
-    let matches = match clap_matches(args)? {
+    let (matches, runs) = match clap_matches(args)? {
         Ok(m) => m,
         Err(print) => return Ok(Parsed::Print(print)),
     };
@@ -100,7 +101,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     }
     let mut job = Job::new("");
     job.extra_deps = rsp_files;
-    job.inputs = ordered_inputs(m);
+    job.inputs = ordered_inputs(m, runs);
     let last_number = |id| m.get_many::<usize>(id).and_then(|mut v| v.next_back());
     if let Some(n) = last_number("error-limit") {
         job.error_limit = *n;
@@ -148,7 +149,7 @@ pub fn link_job(options: &[String]) -> Result<Job, Error> {
                 .collect();
         usage!("{}", lines.join("\n"))
     };
-    let matches = match clap_matches(args).map_err(without_tips)? {
+    let (matches, _) = match clap_matches(args).map_err(without_tips)? {
         Ok(m) => m,
         Err(_) => return Err(usage!("--help and --version are for the command line")),
     };
@@ -181,25 +182,32 @@ pub fn link_job(options: &[String]) -> Result<Job, Error> {
     Ok(job)
 }
 
-/// Runs the options table's parser over the normalized arguments: the matches, or
-/// what to print instead (`--help`, `--version`).
-fn clap_matches(args: Vec<OsString>) -> Result<Result<ArgMatches, Vec<u8>>, Error> {
-    let args = cli::normalize(args);
-    match cli::command().try_get_matches_from(std::iter::once(OsString::from("ptxld")).chain(args))
-    {
-        Ok(m) => Ok(Ok(m)),
-        Err(e) => {
-            use clap::error::ErrorKind::*;
-            match e.kind() {
-                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => {
-                    Ok(Err(e.render().to_string().into_bytes()))
-                }
-                _ => {
-                    let text = e.render().to_string();
-                    let text = text.trim_end();
-                    Err(usage!("{}", text.strip_prefix("error: ").unwrap_or(text)))
-                }
-            }
+/// Runs the options table's parser over the normalized arguments: the matches and
+/// the runs of inputs folded out of them ([`runs`]), or what to print instead
+/// (`--help`, `--version`).
+fn clap_matches(args: Vec<OsString>) -> Result<Result<(ArgMatches, Runs), Vec<u8>>, Error> {
+    let (args, runs) = runs::fold(cli::normalize(args));
+    let parse = |args: Vec<OsString>| {
+        cli::command().try_get_matches_from(std::iter::once(OsString::from("ptxld")).chain(args))
+    };
+    let e = match parse(args.clone()) {
+        Ok(m) => return Ok(Ok((m, runs))),
+        // Parsed again as given: a message never shows a marker (and should
+        // folding ever change a line's meaning, the line as given decides).
+        Err(_) => match parse(runs.unfold(args)) {
+            Ok(m) => return Ok(Ok((m, Runs::default()))),
+            Err(e) => e,
+        },
+    };
+    use clap::error::ErrorKind::*;
+    match e.kind() {
+        DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => {
+            Ok(Err(e.render().to_string().into_bytes()))
+        }
+        _ => {
+            let text = e.render().to_string();
+            let text = text.trim_end();
+            Err(usage!("{}", text.strip_prefix("error: ").unwrap_or(text)))
         }
     }
 }
@@ -291,9 +299,10 @@ fn given(m: &ArgMatches, id: &str) -> bool {
 }
 
 /// The inputs, `-l` libraries, `--[no-]whole-archive` and group brackets, in
-/// command-line order.
-fn ordered_inputs(m: &ArgMatches) -> Vec<InputSpec> {
-    let mut items: Vec<(usize, InputSpec)> = Vec::new();
+/// command-line order; an input that marks a run of `runs` is the run's inputs.
+fn ordered_inputs(m: &ArgMatches, mut runs: Runs) -> Vec<InputSpec> {
+    let mut items: Vec<(usize, InputSpec)> =
+        Vec::with_capacity(m.get_raw(INPUTS).map_or(0, |v| v.len()) + runs.len());
     let positions = |id: &str| -> Vec<usize> {
         if given(m, id) {
             m.indices_of(id).map(|i| i.collect()).unwrap_or_default()
@@ -307,7 +316,11 @@ fn ordered_inputs(m: &ArgMatches) -> Vec<InputSpec> {
             .unwrap_or_default()
     };
     for (i, p) in positions(INPUTS).into_iter().zip(values(INPUTS)) {
-        items.push((i, InputSpec::File(p)));
+        match runs.take(p.as_os_str()) {
+            // The sort below is stable: a run's inputs stay in order at its place.
+            Some(run) => items.extend(run.into_iter().map(|f| (i, InputSpec::File(f.into())))),
+            None => items.push((i, InputSpec::File(p))),
+        }
     }
     for (i, p) in positions("library").into_iter().zip(values("library")) {
         items.push((i, InputSpec::Lib(p.into_os_string())));
@@ -735,6 +748,72 @@ mod tests {
         assert!(gc(&["--no-gc-sections", "--gc-sections", "-o", "o", "i"]));
         assert!(!gc(&["--gc-sections", "--no-gc-sections", "-o", "o", "i"]));
         assert!(!gc(&["-o", "o", "i"]));
+    }
+
+    /// Runs of inputs folded into one word each ([`runs`]) give the inputs, in
+    /// order among `-l`, archive options and groups, that the whole line gives.
+    #[test]
+    fn folded_runs_give_the_inputs_of_the_line_as_given() {
+        let lines: [&[&str]; 4] = [
+            &["-o", "out.ptx", "a", "b", "c", "-lm", "d", "e", "f"],
+            &[
+                "a",
+                "b",
+                "c",
+                "--whole-archive",
+                "x.a",
+                "y.a",
+                "z.a",
+                "--no-whole-archive",
+                "-o",
+                "o",
+            ],
+            &[
+                "-(", "p", "q", "r", "-)", "-L", "dir", "s", "t", "-o-", "-", "u", "v",
+            ],
+            &[
+                "--gc-sections",
+                "a",
+                "b",
+                "c",
+                "-j",
+                "2",
+                "d",
+                "e",
+                "-Xptxas",
+                "-O3",
+                "f",
+                "g",
+            ],
+        ];
+        for line in lines {
+            let (m, runs) = clap_matches(os(line)).unwrap().unwrap();
+            assert!(runs.len() >= 2, "{line:?}: nothing folded");
+            let folded = ordered_inputs(&m, runs);
+            let args = std::iter::once(OsString::from("ptxld")).chain(cli::normalize(os(line)));
+            let whole = cli::command().try_get_matches_from(args).unwrap();
+            assert_eq!(folded, ordered_inputs(&whole, Runs::default()), "{line:?}");
+            assert!(folded.len() >= 5, "{line:?}");
+        }
+        // A refused line is reported as given: no marker in the message.
+        let e = parsed(&["-o", "o", "a", "b", "c", "--no-such-option", "d", "e"]).unwrap_err();
+        assert!(e.contains("'--no-such-option'") && !e.contains('\0'), "{e}");
+        let e = parsed(&["--generate", "man", "a", "b", "c"]).unwrap_err();
+        assert!(e.contains("takes no inputs"), "{e}");
+    }
+
+    /// What folding rests on: no option of the table takes more than one value, so
+    /// a plain word after another plain word is an input.
+    #[test]
+    fn no_option_takes_more_than_one_value() {
+        let cmd = cli::command();
+        let check = cmd.find_subcommand("check").expect("check").clone();
+        for c in [&cmd, &check] {
+            for a in c.get_arguments().filter(|a| !a.is_positional()) {
+                let most = a.get_num_args().map_or(1, |r| r.max_values());
+                assert!(most <= 1, "--{:?} takes {most} values", a.get_long());
+            }
+        }
     }
 
     #[test]

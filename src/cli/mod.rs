@@ -10,6 +10,7 @@
 mod args;
 mod generate;
 mod rsp;
+mod runs;
 mod table;
 
 pub use args::{link_job, parse, thread_count, Error, Mode, Options, Parsed};

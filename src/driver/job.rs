@@ -98,6 +98,11 @@ pub struct Job {
     /// `-r` / `--relocatable`: a partial link, one PTX module that keeps the imports
     /// nothing defines `.extern`, to be linked again.
     pub relocatable: bool,
+    /// The process ends when the link is done (the `ptxld` command): what the link
+    /// analysed is left for the exit to free, not freed on the way to writing the
+    /// output (lld exits early the same way). False for an embedder, whose process
+    /// goes on.
+    pub exits_after: bool,
 }
 
 impl Job {
@@ -170,6 +175,7 @@ impl Job {
             optimize_unused_variables: false,
             fold_identical: false,
             relocatable: false,
+            exits_after: false,
         }
     }
 }

@@ -228,7 +228,11 @@ pub(super) fn link_targets(
     let map = (job.map_file.is_some() || job.print_map)
         .then(|| explain::link_map(&a))
         .flatten();
-    a.free();
+    if job.exits_after {
+        std::mem::forget(a);
+    } else {
+        a.free();
+    }
     Ok(Linked {
         sources,
         modules,

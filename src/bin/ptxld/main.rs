@@ -88,26 +88,30 @@ fn run(o: Options) -> bool {
         }
     }
     match o.mode {
-        Mode::Link(job) => match driver::run(&job) {
-            Ok(outcome) => {
-                let mut ok = to_stderr(&outcome.report.render());
-                if job.print_map {
-                    if let Some(map) = &outcome.map {
-                        if let Err(e) = to_stdout(map.as_bytes()) {
-                            ok = fail(Code::Io, format!("cannot write the link map: {e}"));
+        Mode::Link(mut job) => {
+            // The process ends after the link.
+            job.exits_after = true;
+            match driver::run(&job) {
+                Ok(outcome) => {
+                    let mut ok = to_stderr(&outcome.report.render());
+                    if job.print_map {
+                        if let Some(map) = &outcome.map {
+                            if let Err(e) = to_stdout(map.as_bytes()) {
+                                ok = fail(Code::Io, format!("cannot write the link map: {e}"));
+                            }
                         }
                     }
+                    // The process ends now: unmapping every input and freeing the IR one
+                    // allocation at a time would only delay the build (lld does the same).
+                    std::mem::forget(outcome);
+                    ok
                 }
-                // The process ends now: unmapping every input and freeing the IR one
-                // allocation at a time would only delay the build (lld does the same).
-                std::mem::forget(outcome);
-                ok
+                Err(failure) => {
+                    to_stderr(&failure.report.render());
+                    false
+                }
             }
-            Err(failure) => {
-                to_stderr(&failure.report.render());
-                false
-            }
-        },
+        }
         Mode::Check { job, json } => {
             let report = driver::check(&job);
             let text = if json {

@@ -198,13 +198,20 @@ impl<'a> SymbolDb<'a> {
             .par_iter()
             .map(|m| (reference_sources(m), hashed_globals(m)))
             .unzip();
+        // Each side frees what only it used (a vector per module, on every thread
+        // that is free) while the other side still works.
         let ((graph, first_node), globals) = rayon::join(
-            || graph_of(inputs, &edges),
-            || Globals::index(inputs, &hashed),
+            || {
+                let graph = graph_of(inputs, &edges);
+                crate::parallel::free(edges);
+                graph
+            },
+            || {
+                let globals = Globals::index(inputs, &hashed);
+                crate::parallel::free(hashed);
+                globals
+            },
         );
-        // A vector per module each: freed on every thread, not in order on this one.
-        crate::parallel::free(edges);
-        crate::parallel::free(hashed);
         SymbolDb {
             globals,
             graph,

@@ -68,6 +68,16 @@ fn fail(code: Code, message: String) -> bool {
     false
 }
 
+/// The threads of a link without `-j`: rayon's default, `RAYON_NUM_THREADS` if it
+/// is set to a number above 0, or one per CPU.
+fn default_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Runs the mode; true on success.
 fn run(o: Options) -> bool {
     // With `--stats`, every thread that links counts its own CPU time, which the
@@ -76,16 +86,22 @@ fn run(o: Options) -> bool {
     if stats {
         timing::count_this_thread();
     }
-    if o.threads.is_some() || stats {
-        // 0: rayon's default (`RAYON_NUM_THREADS`, or one per CPU).
-        let n = o.threads.unwrap_or(0);
-        let mut pool = rayon::ThreadPoolBuilder::new().num_threads(n);
-        if stats {
-            pool = pool.start_handler(|_| timing::count_this_thread());
-        }
-        if let Err(e) = pool.build_global() {
-            return fail(Code::System, format!("cannot start {n} threads: {e}"));
-        }
+    // The main thread is one of the pool's threads (`-j N` counts it), so that it
+    // works in the parallel loops it starts rather than sleeping until they end: on
+    // two cores the link's serial remainder fell by 1.4-3 ms (docs/performance.md).
+    // Not with one thread, which must then be a thread of the pool's own: the
+    // ordered writer's helper and `--verify`'s ptxas runs are threads that use the
+    // pool while the main thread waits for them.
+    let n = o.threads.unwrap_or_else(default_threads);
+    let mut pool = rayon::ThreadPoolBuilder::new().num_threads(n);
+    if n > 1 {
+        pool = pool.use_current_thread();
+    }
+    if stats {
+        pool = pool.start_handler(|_| timing::count_this_thread());
+    }
+    if let Err(e) = pool.build_global() {
+        return fail(Code::System, format!("cannot start the threads: {e}"));
     }
     match o.mode {
         Mode::Link(mut job) => {

@@ -136,8 +136,8 @@ pub(crate) fn resolve(
 /// The resolution from its parts, in order: the first `global_parts` parts are the
 /// global names', then one per module with its locals. Each part's output symbols
 /// follow the previous part's. What is per module is done in parallel (allocating
-/// each module's fates, binding its locals, freeing the parts); in order are only
-/// the global names' bindings, which cross modules, and moving the output symbols.
+/// each module's fates, binding its locals, copying the output symbols, freeing the
+/// parts); in order are only the global names' bindings, which cross modules.
 fn join_parts(
     inputs: &Inputs,
     mut parts: Vec<Part>,
@@ -196,8 +196,8 @@ fn join_parts(
 }
 
 /// The output symbols of `parts`, in order (`total` of them), copied in parallel:
-/// appended one part after the other they were a millisecond in order, most of it
-/// the new vector's first touch of its pages.
+/// appended one part after the other they took 0.6 ms in order on the 105 MB
+/// benchmark link, most of it the new vector's first touch of its pages.
 fn concatenated_outs(parts: &[Part], total: usize) -> Vec<OutSym> {
     use rayon::prelude::*;
     let Some(any) = parts.iter().find_map(|p| p.outs.first()) else {

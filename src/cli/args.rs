@@ -187,14 +187,15 @@ pub fn link_job(options: &[String]) -> Result<Job, Error> {
 /// (`--help`, `--version`).
 fn clap_matches(args: Vec<OsString>) -> Result<Result<(ArgMatches, Runs), Vec<u8>>, Error> {
     let (args, runs) = runs::fold(cli::normalize(args));
-    let parse = |args: Vec<OsString>| {
-        cli::command().try_get_matches_from(std::iter::once(OsString::from("ptxld")).chain(args))
+    let parse = |args: &[OsString]| {
+        let program = OsString::from("ptxld");
+        cli::command().try_get_matches_from(std::iter::once(&program).chain(args))
     };
-    let e = match parse(args.clone()) {
+    let e = match parse(&args) {
         Ok(m) => return Ok(Ok((m, runs))),
         // Parsed again as given: a message never shows a marker (and should
         // folding ever change a line's meaning, the line as given decides).
-        Err(_) => match parse(runs.unfold(args)) {
+        Err(_) => match parse(&runs.unfold(args)) {
             Ok(m) => return Ok(Ok((m, Runs::default()))),
             Err(e) => e,
         },

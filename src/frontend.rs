@@ -5,6 +5,7 @@
 //! threads or on scheduling.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -387,22 +388,28 @@ fn parse_sources_with(sources: &SourceMap, opts: &LoadOptions) -> (Vec<Module>, 
     let record = !opts.keep_tokens && opts.record_uses.applies(&files);
     PARSED.fetch_add(files.len(), std::sync::atomic::Ordering::Relaxed);
     // Largest first: a link's largest modules (libdevice) often come last, and one
-    // of them parsed alone at the end kept the other threads waiting. Modules and
-    // diagnostics are collected apart, so that the modules are moved into their
-    // vector in parallel.
+    // of them parsed alone at the end kept the other threads waiting. Modules go
+    // straight to their place in the vector; the few files with diagnostics hand
+    // them over apart, put back in file order below.
     let sizes: Vec<u64> = files.iter().map(|(_, f)| f.len() as u64).collect();
-    let (modules, per_file): (Vec<Module>, Vec<Vec<Diagnostic>>) = map_largest_first(&sizes, |i| {
+    let per_file: Mutex<Vec<(usize, Vec<Diagnostic>)>> = Mutex::new(Vec::new());
+    let modules: Vec<Module> = map_largest_first(&sizes, |i| {
         let (id, f) = files[i];
         let p = if opts.keep_tokens {
             parse_module(id, f.bytes())
         } else {
             parse_from_copy(id, f, record)
         };
-        (p.module, p.diagnostics)
-    })
-    .unzip();
+        if !p.diagnostics.is_empty() {
+            let mut per_file = per_file.lock().unwrap_or_else(|e| e.into_inner());
+            per_file.push((i, p.diagnostics));
+        }
+        p.module
+    });
+    let mut per_file = per_file.into_inner().unwrap_or_else(|e| e.into_inner());
+    per_file.sort_unstable_by_key(|&(i, _)| i);
     let mut diagnostics = Diagnostics::new();
-    diagnostics.extend(per_file.into_iter().flatten());
+    diagnostics.extend(per_file.into_iter().flat_map(|(_, d)| d));
     diagnostics.sort();
     (modules, diagnostics)
 }

@@ -15,6 +15,7 @@ use ptxld::internal::timing;
 
 #[cfg(target_os = "linux")]
 mod early_exit;
+mod pool;
 #[cfg(unix)]
 mod sigbus;
 mod signals;
@@ -86,21 +87,7 @@ fn run(o: Options) -> bool {
     if stats {
         timing::count_this_thread();
     }
-    // The main thread is one of the pool's threads (`-j N` counts it), so that it
-    // works in the parallel loops it starts rather than sleeping until they end: on
-    // two cores the link's serial remainder fell by 1.4-3 ms (docs/performance.md).
-    // Not with one thread, which must then be a thread of the pool's own: the
-    // ordered writer's helper and `--verify`'s ptxas runs are threads that use the
-    // pool while the main thread waits for them.
-    let n = o.threads.unwrap_or_else(default_threads);
-    let mut pool = rayon::ThreadPoolBuilder::new().num_threads(n);
-    if n > 1 {
-        pool = pool.use_current_thread();
-    }
-    if stats {
-        pool = pool.start_handler(|_| timing::count_this_thread());
-    }
-    if let Err(e) = pool.build_global() {
+    if let Err(e) = pool::start(o.threads.unwrap_or_else(default_threads), stats) {
         return fail(Code::System, format!("cannot start the threads: {e}"));
     }
     match o.mode {

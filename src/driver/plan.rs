@@ -550,3 +550,67 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
     p.read_time = Some(start.stop("read inputs"));
     Ok(p)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a plan and its stamps say of the inputs, to compare two plans.
+    fn summary(p: &Plan, stamps: &[Stamp]) -> String {
+        let units: Vec<_> = p.units.iter().map(|u| (&u.name, &u.path)).collect();
+        format!("{units:?}\n{:?}\n{:?}\n{stamps:?}", p.pieces, p.files_read)
+    }
+
+    fn plan_of(inputs: Vec<InputSpec>) -> String {
+        let mut job = Job::new("");
+        job.inputs = inputs;
+        let mut stamps = Vec::new();
+        let plan = plan_stamped(&job, &mut stamps).expect("readable inputs");
+        summary(&plan, &stamps)
+    }
+
+    /// A command line of plain files is planned in parallel exactly as the ordered
+    /// loop plans the same files after an option that sends it there.
+    #[test]
+    fn plain_files_are_planned_as_the_ordered_loop_plans_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<InputSpec> = (0..40)
+            .map(|i| {
+                let path = dir.path().join(format!("m{i}.ptx"));
+                let body = ".visible .func f();\n".repeat(i * 7 + 1);
+                std::fs::write(&path, format!(".version 8.0\n.target sm_80\n{body}")).unwrap();
+                InputSpec::File(path)
+            })
+            .collect();
+        let mut in_order = vec![InputSpec::WholeArchive(false)];
+        in_order.extend(files.iter().cloned());
+        let mut files_read = Vec::new();
+        assert!(plain_files(&mut files_read).is_some_and(|r| r.is_empty()));
+        assert_eq!(plan_of(files), plan_of(in_order));
+    }
+
+    /// A file given twice leaves the command line to the ordered loop, which names it.
+    #[test]
+    fn a_file_given_twice_is_not_plain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.ptx");
+        std::fs::write(&path, ".version 8.0\n.target sm_80\n").unwrap();
+        let mut mapped: Vec<_> = [&path, &path]
+            .iter()
+            .map(|p| {
+                let opened = open_path(p).unwrap();
+                Some(Ok(Opening::Read(ReadInput::of(
+                    p,
+                    read_opened(p, opened).unwrap(),
+                ))))
+            })
+            .collect();
+        assert!(plain_files(&mut mapped).is_none());
+        assert_eq!(mapped.len(), 2, "left as it was");
+        let mut job = Job::new("");
+        job.inputs = vec![InputSpec::File(path.clone()), InputSpec::File(path)];
+        let plan = plan_stamped(&job, &mut Vec::new()).expect("one readable input");
+        assert_eq!(plan.units.len(), 1);
+        assert!(format!("{:?}", plan.unreadable).contains("given twice"));
+    }
+}

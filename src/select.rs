@@ -80,13 +80,6 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    /// Loads `unit` without tracking its symbols (no archive will be scanned).
-    fn load_only(&mut self, unit: usize) {
-        if self.loaded.insert(unit) {
-            self.out.order.push(unit);
-        }
-    }
-
     fn load(&mut self, unit: usize) {
         if !self.loaded.insert(unit) {
             return;
@@ -136,6 +129,14 @@ impl State<'_> {
     }
 }
 
+/// Whether selecting from `pieces` scans an archive for members (one not loaded
+/// whole): only then does selection ask what a unit defines, needs or is called.
+pub fn scans_archives(pieces: &[Piece]) -> bool {
+    pieces
+        .iter()
+        .any(|p| matches!(p, Piece::Archive { whole: false, .. }))
+}
+
 /// Applies GNU ld's archive rules to `pieces`. `needs(unit)` gives a unit's symbols
 /// (`None` for units that could not be parsed); `forced` are the `-u` names.
 pub fn select<'a>(
@@ -159,17 +160,20 @@ pub fn select<'a>(
         },
     };
     // Without an archive to scan, every object and whole-archive member is loaded,
-    // in order, and nobody asks what defines what.
-    let scans = pieces
-        .iter()
-        .any(|p| matches!(p, Piece::Archive { whole: false, .. }));
-    if !scans {
-        for p in pieces {
+    // in order, and nobody asks what defines what (or what a unit is called).
+    if !scans_archives(pieces) {
+        fn units(p: &Piece) -> &[usize] {
             match p {
-                Piece::Object(u, _) => st.load_only(*u),
-                Piece::Archive { members, .. } => members.iter().for_each(|&m| st.load_only(m)),
+                Piece::Object(u, _) => std::slice::from_ref(u),
+                Piece::Archive { members, .. } => members,
             }
         }
+        let count = pieces.iter().flat_map(units).max().map_or(0, |&u| u + 1);
+        let mut loaded = vec![false; count];
+        st.out.order = (pieces.iter().flat_map(units))
+            .copied()
+            .filter(|&u| !std::mem::replace(&mut loaded[u], true))
+            .collect();
         return st.out;
     }
     let mut i = 0;

@@ -318,72 +318,6 @@ impl ReadInput {
     }
 }
 
-/// What the parallel first pass read of the inputs, taken out of `mapped` when the
-/// command line is plain: named regular files only, none an archive and none given
-/// twice, as thousands of compiler outputs are. Such a plan is every file in order,
-/// which [`Plan::add_plain`] makes in parallel; one after the other, the ordered
-/// loop took 0.6 ms for 2,310 files on one thread (docs/performance.md). `None`,
-/// with `mapped` as it was, for any other command line (`-l`, groups, archives,
-/// standard input, errors, a file given twice), which the ordered loop reads.
-fn plain_files(mapped: &mut Vec<Option<Result<Opening, InputError>>>) -> Option<Vec<ReadInput>> {
-    fn read(m: &Option<Result<Opening, InputError>>) -> Option<&ReadInput> {
-        match m {
-            Some(Ok(Opening::Read(r))) => Some(r),
-            _ => None,
-        }
-    }
-    let plain = |m: &_| read(m).is_some_and(|r| !archive::is_archive(r.bytes.head()));
-    if !mapped.par_iter().all(plain) {
-        return None;
-    }
-    let mut keys: Vec<&FileKey> = mapped
-        .par_iter()
-        .filter_map(|m| read(m).and_then(|r| r.key.as_ref()))
-        .collect();
-    keys.par_sort_unstable();
-    if keys.par_windows(2).any(|w| w[0] == w[1]) {
-        return None;
-    }
-    let reads = std::mem::take(mapped)
-        .into_par_iter()
-        .filter_map(|m| match m {
-            Some(Ok(Opening::Read(r))) => Some(r),
-            _ => None,
-        });
-    Some(reads.collect())
-}
-
-impl Plan {
-    /// Adds `reads`, regular files that are not archives ([`plain_files`]), in
-    /// order, and adds their stamps to `stamps`, as the ordered loop of
-    /// [`plan_stamped`] would.
-    fn add_plain(&mut self, mut reads: Vec<ReadInput>, stamps: &mut Vec<Stamp>) {
-        stamps.par_extend(reads.par_iter_mut().filter_map(|r| {
-            r.stamp.take().map(|stamp| Stamp {
-                source: Source::Input,
-                ..stamp
-            })
-        }));
-        let first = self.units.len();
-        let (listed, units): (Vec<PathBuf>, Vec<Unit>) = reads
-            .into_par_iter()
-            .map(|r| {
-                let unit = Unit {
-                    name: r.name,
-                    path: Some(r.path),
-                    bytes: r.bytes,
-                };
-                (r.listed, unit)
-            })
-            .unzip();
-        let objects = (first..first + units.len()).into_par_iter();
-        self.pieces
-            .par_extend(objects.map(|u| Piece::Object(u, None)));
-        self.files_read.par_extend(listed);
-        self.units.par_extend(units);
-    }
-}
-
 pub(super) fn plan(job: &Job) -> Result<Plan, Failure> {
     plan_stamped(job, &mut Vec::new())
 }
@@ -440,102 +374,95 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
     let mut seen: rustc_hash::FxHashMap<FileKey, usize> = rustc_hash::FxHashMap::default();
     seen.reserve(given);
     stamps.reserve(given);
-    let plain = plain_files(&mut mapped);
-    if let Some(reads) = plain {
-        p.add_plain(reads, stamps);
-    } else {
-        for (i, spec) in job.inputs.iter().enumerate() {
-            let path = match spec {
-                InputSpec::WholeArchive(on) => {
-                    whole = *on;
-                    continue;
-                }
-                InputSpec::Group(true) => {
-                    if group.is_some() {
-                        return Err(fail(
-                            Code::Usage,
-                            "--start-group inside a group (groups do not nest)",
-                        ));
-                    }
-                    groups += 1;
-                    group = Some(groups);
-                    continue;
-                }
-                InputSpec::Group(false) => {
-                    if group.take().is_none() {
-                        return Err(fail(Code::Usage, "--end-group without --start-group"));
-                    }
-                    continue;
-                }
-                InputSpec::Lib(name) => match find_lib(name, &job.lib_dirs) {
-                    Ok(path) => Cow::Owned(path),
-                    Err(failure) => {
-                        errors.append(failure.report);
-                        continue;
-                    }
-                },
-                InputSpec::File(f) => Cow::Borrowed(f.as_path()),
-            };
-            let source = match spec {
-                InputSpec::Lib(name) => Source::Library(name.clone()),
-                _ => Source::Input,
-            };
-            let read = match mapped[i].take() {
-                Some(Ok(Opening::Read(r))) => Ok(r),
-                Some(Ok(Opening::Later(o))) => {
-                    read_opened(&path, o).map(|r| ReadInput::of(&path, r))
-                }
-                Some(Err(e)) => Err(e),
-                None => read_path_and_metadata(&path).map(|r| ReadInput::of(&path, r)),
-            };
-            let ReadInput {
-                bytes,
-                key,
-                stamp,
-                name,
-                listed,
-                path: unit_path,
-            } = match read {
-                Ok(r) => r,
-                Err(e) => {
-                    errors.push(Diagnostic::from(&e));
-                    continue;
-                }
-            };
-            if let Some(key) = key {
-                if let Some(&first) = seen.get(&key) {
-                    let first: &Path = &p.files_read[first];
-                    errors.push(Diagnostic::global_error(
-                        Code::DuplicateInput,
-                        format!(
-                            "{} is given twice (also as {}); each of its definitions would be \
-                         duplicated",
-                            path.display(),
-                            first.display()
-                        ),
-                    ));
-                    continue;
-                }
-                seen.insert(key, p.files_read.len());
-            }
-            if let Some(stamp) = stamp {
-                stamps.push(Stamp { source, ..stamp });
-            }
-            p.files_read.push(listed);
-            if archive::is_thin(bytes.head()) {
-                p.add_thin(
-                    name,
-                    &path,
-                    bytes.as_slice(),
-                    whole,
-                    group,
-                    stamps,
-                    &mut errors,
-                )?;
+    for (i, spec) in job.inputs.iter().enumerate() {
+        let path = match spec {
+            InputSpec::WholeArchive(on) => {
+                whole = *on;
                 continue;
             }
-            p.add(name, Some(unit_path), bytes, whole, group)?;
+            InputSpec::Group(true) => {
+                if group.is_some() {
+                    return Err(fail(
+                        Code::Usage,
+                        "--start-group inside a group (groups do not nest)",
+                    ));
+                }
+                groups += 1;
+                group = Some(groups);
+                continue;
+            }
+            InputSpec::Group(false) => {
+                if group.take().is_none() {
+                    return Err(fail(Code::Usage, "--end-group without --start-group"));
+                }
+                continue;
+            }
+            InputSpec::Lib(name) => match find_lib(name, &job.lib_dirs) {
+                Ok(path) => Cow::Owned(path),
+                Err(failure) => {
+                    errors.append(failure.report);
+                    continue;
+                }
+            },
+            InputSpec::File(f) => Cow::Borrowed(f.as_path()),
+        };
+        let source = match spec {
+            InputSpec::Lib(name) => Source::Library(name.clone()),
+            _ => Source::Input,
+        };
+        let read = match mapped[i].take() {
+            Some(Ok(Opening::Read(r))) => Ok(r),
+            Some(Ok(Opening::Later(o))) => read_opened(&path, o).map(|r| ReadInput::of(&path, r)),
+            Some(Err(e)) => Err(e),
+            None => read_path_and_metadata(&path).map(|r| ReadInput::of(&path, r)),
+        };
+        let ReadInput {
+            bytes,
+            key,
+            stamp,
+            name,
+            listed,
+            path: unit_path,
+        } = match read {
+            Ok(r) => r,
+            Err(e) => {
+                errors.push(Diagnostic::from(&e));
+                continue;
+            }
+        };
+        if let Some(key) = key {
+            if let Some(&first) = seen.get(&key) {
+                let first: &Path = &p.files_read[first];
+                errors.push(Diagnostic::global_error(
+                    Code::DuplicateInput,
+                    format!(
+                        "{} is given twice (also as {}); each of its definitions would be \
+                     duplicated",
+                        path.display(),
+                        first.display()
+                    ),
+                ));
+                continue;
+            }
+            seen.insert(key, p.files_read.len());
         }
+        if let Some(stamp) = stamp {
+            stamps.push(Stamp { source, ..stamp });
+        }
+        p.files_read.push(listed);
+        if archive::is_thin(bytes.head()) {
+            p.add_thin(
+                name,
+                &path,
+                bytes.as_slice(),
+                whole,
+                group,
+                stamps,
+                &mut errors,
+            )?;
+            continue;
+        }
+        p.add(name, Some(unit_path), bytes, whole, group)?;
     }
     if group.is_some() {
         return Err(fail(Code::Usage, "--start-group without --end-group"));

@@ -131,7 +131,7 @@ impl State<'_> {
 
 /// Whether selecting from `pieces` scans an archive for members (one not loaded
 /// whole): only then does selection ask what a unit defines, needs or is called.
-pub fn scans_archives(pieces: &[Piece]) -> bool {
+pub(crate) fn scans_archives(pieces: &[Piece]) -> bool {
     pieces
         .iter()
         .any(|p| matches!(p, Piece::Archive { whole: false, .. }))

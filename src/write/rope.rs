@@ -373,14 +373,15 @@ impl Rope {
         after_reads: &(dyn Fn() + Sync),
     ) -> io::Result<()> {
         if let Some(file) = out {
-            super::output::reserve(file, self.len);
             #[cfg(unix)]
             if super::positioned::writes_at_offsets(file) {
                 w.flush()?;
+                // It reserves the output's length first, as below.
                 super::positioned::write_at(self, srcs, file)?;
                 after_reads();
                 return Ok(());
             }
+            super::output::reserve(file, self.len);
         }
         assemble::pipeline(
             self,

@@ -11,8 +11,9 @@
 //! Thousands of small allocations (a vector per module) are freed on every thread
 //! rather than one after the other on the thread that drops their owner.
 
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
 
 /// `f(i)` for every `i` in `0..sizes.len()`, in parallel, started in decreasing
 /// order of `sizes[i]` (ties in index order); the results are in index order, so
@@ -158,6 +159,24 @@ mod tests {
         let parts = split_by_lengths(&mut v, [3, 0, 5].into_iter());
         let got: Vec<Vec<u32>> = parts.iter().map(|p| p.to_vec()).collect();
         assert_eq!(got, [vec![0, 1, 2], vec![], vec![3, 4, 5, 6, 7]]);
+    }
+
+    /// An item that panics fails the whole map, at any thread count: the results
+    /// already written are leaked, and no unwritten place is read or dropped.
+    #[test]
+    fn a_panicking_item_fails_the_map() {
+        let sizes: Vec<u64> = (0..64).collect();
+        for threads in [1, 2, 5] {
+            let made = std::panic::catch_unwind(|| {
+                pool(threads).install(|| {
+                    map_largest_first(&sizes, |i| {
+                        assert!(i != 17, "item 17");
+                        vec![i; 3]
+                    })
+                })
+            });
+            assert!(made.is_err(), "{threads} threads");
+        }
     }
 
     #[test]

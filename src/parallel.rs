@@ -64,8 +64,40 @@ where
     results
 }
 
-/// The places of a vector's spare capacity, for [`map_largest_first`]'s threads to
-/// write their results to.
+/// The items of each part's slice (`slice(part)`), one part after the other, in a
+/// new vector copied in parallel: each thread writes each place of the parts it
+/// copies once, and so first touches the pages it copies to. (Appended one part
+/// after the other, the 105 MB benchmark link's output symbols took 0.6 ms in
+/// order, most of it the new vector's page faults.)
+pub(crate) fn concatenated<P, T>(parts: &[P], slice: fn(&P) -> &[T]) -> Vec<T>
+where
+    P: Sync,
+    T: Clone + Send + Sync,
+{
+    let mut starts = Vec::with_capacity(parts.len());
+    let mut total = 0;
+    for p in parts {
+        starts.push(total);
+        total += slice(p).len();
+    }
+    let mut items: Vec<T> = Vec::with_capacity(total);
+    let places = Places(items.spare_capacity_mut().as_mut_ptr());
+    parts.par_iter().zip(&starts).for_each(|(p, &start)| {
+        for (k, item) in slice(p).iter().enumerate() {
+            // SAFETY: the parts' ranges `start..start + len` follow each other
+            // within `total`, the vector's capacity, so each place is written
+            // once, by the thread copying its part, and read by none meanwhile.
+            unsafe { places.write(start + k, item.clone()) };
+        }
+    });
+    // SAFETY: the ranges cover `0..total`, every place of which was written (a
+    // panicking `clone` leaves before this line: what was written is leaked).
+    unsafe { items.set_len(total) };
+    items
+}
+
+/// The places of a vector's spare capacity, for threads to write their results to
+/// ([`map_largest_first`], [`concatenated`]).
 struct Places<T>(*mut std::mem::MaybeUninit<T>);
 
 // SAFETY: threads only write values of `T: Send` through it, each to places no
@@ -177,6 +209,20 @@ mod tests {
             });
             assert!(made.is_err(), "{threads} threads");
         }
+    }
+
+    /// Parts are concatenated in order, at any thread count.
+    #[test]
+    fn parts_are_concatenated_in_order() {
+        let parts: Vec<Vec<String>> = (0..300)
+            .map(|p| (0..(p * 7) % 13).map(|i| format!("{p}.{i}")).collect())
+            .collect();
+        let want: Vec<String> = parts.concat();
+        for threads in [1, 2, 5] {
+            let got = pool(threads).install(|| concatenated(&parts, |p| p.as_slice()));
+            assert_eq!(got, want, "{threads} threads");
+        }
+        assert!(concatenated::<Vec<u8>, u8>(&[], |p| p.as_slice()).is_empty());
     }
 
     #[test]

@@ -69,16 +69,6 @@ fn fail(code: Code, message: String) -> bool {
     false
 }
 
-/// The threads of a link without `-j`: rayon's default, `RAYON_NUM_THREADS` if it
-/// is set to a number above 0, or one per CPU.
-fn default_threads() -> usize {
-    std::env::var("RAYON_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
 /// Runs the mode; true on success.
 fn run(o: Options) -> bool {
     // With `--stats`, every thread that links counts its own CPU time, which the
@@ -87,7 +77,7 @@ fn run(o: Options) -> bool {
     if stats {
         timing::count_this_thread();
     }
-    if let Err(e) = pool::start(o.threads.unwrap_or_else(default_threads), stats) {
+    if let Err(e) = pool::start(o.threads, stats) {
         return fail(Code::System, format!("cannot start the threads: {e}"));
     }
     match o.mode {

@@ -15,14 +15,27 @@ use ptxld::internal::timing;
 static STARTED: Mutex<usize> = Mutex::new(0);
 static ONE_MORE: Condvar = Condvar::new();
 
-/// Builds the global pool of `n` threads and returns once each has started. From
+/// The threads of a link without `-j`: rayon's default, `RAYON_NUM_THREADS` if it
+/// is set to a number above 0, or one per CPU. Known before the pool is built,
+/// since whether the calling thread joins it depends on the count.
+fn default_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Builds the global pool of `threads` threads (`-j`; by default as rayon would)
+/// and returns once each has started. From
 /// two threads on, the calling thread is one of them: it works in the parallel
 /// loops it starts rather than sleeping until they end (on two cores the link's
 /// serial remainder fell by 1.4-3 ms). Not with one thread, which must then be a
 /// thread of the pool's own: the ordered writer's helper and `--verify`'s ptxas
 /// runs are threads that use the pool while the main thread waits for them. With
 /// `stats`, every thread counts its CPU time for `--stats`.
-pub fn start(n: usize, stats: bool) -> Result<(), rayon::ThreadPoolBuildError> {
+pub fn start(threads: Option<usize>, stats: bool) -> Result<(), rayon::ThreadPoolBuildError> {
+    let n = threads.unwrap_or_else(default_threads);
     let mut pool = rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .start_handler(move |_| {

@@ -9,8 +9,7 @@
 use rayon::prelude::*;
 
 use super::db::SymbolDb;
-use super::debug::{self, DebugPlan, Dwarf};
-use super::dwarf;
+use super::debug::{DebugPlan, Dwarf};
 use super::gc::{self, GcOptions, Live};
 use super::header::{self, HeaderOptions, MergedHeader};
 use super::inputs::Inputs;
@@ -157,13 +156,28 @@ pub(crate) fn analyze<'a>(
     );
     timings.push(t.stop("symbol table, graph, ABI"));
     warnings.extend(abi_findings.into_iter().flatten());
-    let t = Stopwatch::start();
     let resolve_opts = resolve::ResolveOptions {
         fold_identical: opts.fold_identical,
         relocatable: opts.relocatable,
     };
-    let resolved = resolve::resolve(&inputs, &db, resolve_opts);
-    timings.push(t.stop("resolution"));
+    // Without `--gc-sections` the debug policy is known before the resolution, and
+    // the debug sections are planned beside it: the `.file` numbering is a loop in
+    // order, and the merge's parallel loops end at other times than the
+    // resolution's, so each keeps the threads the other leaves idle busy.
+    let early_dwarf = opts
+        .gc
+        .is_none()
+        .then(|| debug_policy(&inputs, opts, None, None));
+    let t = Stopwatch::start();
+    let (resolved, early_debug) = rayon::join(
+        || resolve::resolve(&inputs, &db, resolve_opts),
+        || early_dwarf.map(|dwarf| DebugPlan::make(&inputs, dwarf)),
+    );
+    timings.push(t.stop(if early_debug.is_some() {
+        "resolution, debug sections"
+    } else {
+        "resolution"
+    }));
     let (resolution, resolve_errors) = match resolved {
         Ok(r) => (Some(r), Vec::new()),
         Err(e) => (None, e),
@@ -180,20 +194,22 @@ pub(crate) fn analyze<'a>(
         }
         _ => None,
     };
-    let dwarf = debug_policy(
-        &inputs,
-        opts,
-        resolution.as_ref(),
-        live.as_ref(),
-        &mut warnings,
-    );
-    let t = Stopwatch::start();
-    let files = debug::number_files(&inputs);
-    let merged = (dwarf == Dwarf::Merge).then(|| dwarf::merge(&inputs, &files.maps));
-    timings.push(t.stop("debug sections"));
+    let debug = early_debug.unwrap_or_else(|| {
+        let dwarf = debug_policy(&inputs, opts, resolution.as_ref(), live.as_ref());
+        if dwarf == Dwarf::Drop {
+            warnings.push(Diagnostic::global_warning(
+                Code::DebugInfo,
+                "debug sections are dropped because dead-code removal removed code they describe",
+            ));
+        }
+        let t = Stopwatch::start();
+        let debug = DebugPlan::make(&inputs, dwarf);
+        timings.push(t.stop("debug sections"));
+        debug
+    });
     // `debug` needs the DWARF of a module that asked for it (ptxas: "Debug information
     // not found in presence of .target debug").
-    let debug_kept: Vec<bool> = match &merged {
+    let debug_kept: Vec<bool> = match &debug.merged {
         Some(m) => {
             warnings.extend(m.warnings.iter().cloned());
             m.kept.clone()
@@ -278,11 +294,7 @@ pub(crate) fn analyze<'a>(
         live,
         headers,
         needs,
-        debug: DebugPlan {
-            dwarf,
-            files,
-            merged,
-        },
+        debug,
         variable_order,
         errors,
         warnings,
@@ -291,13 +303,13 @@ pub(crate) fn analyze<'a>(
 }
 
 /// Whether the inputs' DWARF is merged, stripped (`--strip-debug`) or dropped
-/// because `--gc-sections` removed code it may describe.
+/// because `--gc-sections` removed code it may describe (which the caller warns
+/// of). Without `--gc-sections` (`live` is `None`), the resolution is not looked at.
 fn debug_policy(
     inputs: &Inputs,
     opts: &LinkOptions,
     resolution: Option<&Resolution>,
     live: Option<&Live>,
-    warnings: &mut Diagnostics,
 ) -> Dwarf {
     if opts.strip_debug {
         return Dwarf::Strip;
@@ -311,10 +323,6 @@ fn debug_policy(
         _ => false,
     };
     if removed_any && has_sections(inputs.modules) {
-        warnings.push(Diagnostic::global_warning(
-            Code::DebugInfo,
-            "debug sections are dropped because dead-code removal removed code they describe",
-        ));
         return Dwarf::Drop;
     }
     Dwarf::Merge

@@ -17,6 +17,20 @@ pub(crate) struct DebugPlan<'a> {
     pub merged: Option<Merged<'a>>,
 }
 
+impl<'a> DebugPlan<'a> {
+    /// The plan for policy `dwarf`: the `.file` numbering, and with [`Dwarf::Merge`]
+    /// the merged sections.
+    pub fn make(inputs: &Inputs<'a>, dwarf: Dwarf) -> DebugPlan<'a> {
+        let files = number_files(inputs);
+        let merged = (dwarf == Dwarf::Merge).then(|| super::dwarf::merge(inputs, &files.maps));
+        DebugPlan {
+            dwarf,
+            files,
+            merged,
+        }
+    }
+}
+
 /// How debug sections are carried over.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Dwarf {

@@ -36,6 +36,29 @@ pub(crate) struct Names {
 /// In [`Names::made_at`]: the symbol keeps the name as written.
 const KEPT: u32 = u32::MAX;
 
+/// Output symbols per parallel task in [`places`].
+const PLACES_CHUNK: usize = 8192;
+
+/// For each of `n` output symbols, its place in `losers` (sorted, distinct), or
+/// [`KEPT`]. Found in parallel chunks of output symbols, each finding the first of
+/// its losers and walking its own (in order, this was 0.13 ms of the 105 MB
+/// benchmark link's serial time).
+fn places(losers: &[u32], n: usize) -> Vec<u32> {
+    let mut at = vec![0; n];
+    at.par_chunks_mut(PLACES_CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            chunk.fill(KEPT);
+            let (base, end) = (c * PLACES_CHUNK, c * PLACES_CHUNK + chunk.len());
+            let from = losers.partition_point(|&i| (i as usize) < base);
+            let mine = losers[from..].iter().take_while(|&&i| (i as usize) < end);
+            for (k, &i) in mine.enumerate() {
+                chunk[i as usize - base] = (from + k) as u32;
+            }
+        });
+    at
+}
+
 impl Names {
     /// The new name of output symbol `o`, if it was renamed.
     pub fn renamed(&self, o: u32) -> Option<&[u8]> {
@@ -130,12 +153,33 @@ pub(crate) fn assign(inputs: &Inputs, res: &Resolution) -> Names {
         }
         taken.insert_unique(made[k].1, k as u32, |&j| made[j as usize].1);
     }
-    let mut made_at = vec![KEPT; outs.len()];
-    for (k, &i) in losers.iter().enumerate() {
-        made_at[i as usize] = k as u32;
-    }
+    let made_at = places(&losers, outs.len());
     Names {
         made_at,
         made: made.into_iter().map(|(name, ..)| name).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{places, KEPT, PLACES_CHUNK};
+
+    /// Each loser gets its place, every other output symbol none, with losers on
+    /// both sides of chunk boundaries, none in some chunks, and at the very end.
+    #[test]
+    fn places_are_found_across_chunks() {
+        let n = 3 * PLACES_CHUNK + 17;
+        let losers: Vec<u32> = (0..n as u32)
+            .filter(|&i| i % 7 == 3 || (i as usize).is_multiple_of(PLACES_CHUNK))
+            .filter(|&i| !(PLACES_CHUNK..2 * PLACES_CHUNK).contains(&(i as usize)))
+            .chain([n as u32 - 1])
+            .collect();
+        let mut expected = vec![KEPT; n];
+        for (k, &i) in losers.iter().enumerate() {
+            expected[i as usize] = k as u32;
+        }
+        assert_eq!(places(&losers, n), expected);
+        assert_eq!(places(&[], 5), vec![KEPT; 5]);
+        assert!(places(&[], 0).is_empty());
     }
 }

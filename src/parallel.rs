@@ -28,9 +28,36 @@ where
     T: Send,
     F: Fn(usize) -> T + Sync,
 {
-    let n = sizes.len();
-    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut order: Vec<u32> = (0..sizes.len() as u32).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(sizes[i as usize]));
+    // SAFETY: `order` holds each of `0..sizes.len()` once.
+    unsafe { map_started_in(sizes.len(), |k| order[k] as usize, f) }
+}
+
+/// `f(i)` for every `i` in `0..n`, in parallel, each item handed out on its own,
+/// in index order, to whichever thread is free; the results are in index order.
+/// For items of similar sizes whose order of work matters to the memory they
+/// touch (the layout's parts: [`map_largest_first`] took it longer).
+pub(crate) fn map_each<T, F>(n: usize, f: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(usize) -> T + Sync,
+{
+    // SAFETY: the identity holds each of `0..n` once.
+    unsafe { map_started_in(n, |k| k, f) }
+}
+
+/// `f(i)` for every `i` in `0..n`, the `k`-th item started being `order(k)`.
+///
+/// # Safety
+/// `order` maps `0..n` onto `0..n`, each index once: each result is written once
+/// to its place, and every place is written before the vector is read.
+unsafe fn map_started_in<T, F, O>(n: usize, order: O, f: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(usize) -> T + Sync,
+    O: Fn(usize) -> usize + Sync,
+{
     let next = AtomicUsize::new(0);
     let mut results: Vec<T> = Vec::with_capacity(n);
     let places = Places(results.spare_capacity_mut().as_mut_ptr());
@@ -46,20 +73,20 @@ where
         .with_max_len(1)
         .for_each(|_| loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&i) = order.get(k) else {
+            if k >= n {
                 break;
-            };
-            let i = i as usize;
+            }
+            let i = order(k);
             let value = f(i);
-            // SAFETY: `order` holds each of `0..n` once and each of its places is
-            // taken once (`fetch_add`), so place `i`, within the vector's capacity,
-            // is written once, by this thread alone, and read by none until the
-            // loop has ended.
+            // SAFETY: `order` takes each of `0..n` once (the caller's promise)
+            // and each `k` is taken once (`fetch_add`), so place `i`, within the
+            // vector's capacity, is written once, by this thread alone, and read
+            // by none until the loop has ended.
             unsafe { places.write(i, value) };
         });
-    // SAFETY: the loop ended with every place of `order` taken and its item
-    // written, so the first `n` places hold values. (Should `f` panic, the panic
-    // leaves before this line: the values written are leaked, never read.)
+    // SAFETY: the loop ended with every `k` taken and its item written, so the
+    // first `n` places hold values. (Should `f` panic, the panic leaves before this
+    // line: the values written are leaked, never read.)
     unsafe { results.set_len(n) };
     results
 }
@@ -225,9 +252,44 @@ mod tests {
         assert!(concatenated::<Vec<u8>, u8>(&[], |p| p.as_slice()).is_empty());
     }
 
+    /// `map_each`: results in index order, each item mapped once, at any thread
+    /// count; on one thread the items start in index order.
+    #[test]
+    fn each_item_is_mapped_once_in_order() {
+        for threads in [1, 2, 5] {
+            let calls = AtomicUsize::new(0);
+            let started = Mutex::new(Vec::new());
+            let got: Vec<String> = pool(threads).install(|| {
+                map_each(1000, |i| {
+                    calls.fetch_add(1, Ordering::Relaxed);
+                    started.lock().unwrap().push(i);
+                    format!("{}", i * 3)
+                })
+            });
+            let want: Vec<String> = (0..1000).map(|i| format!("{}", i * 3)).collect();
+            assert_eq!(got, want, "{threads} threads");
+            assert_eq!(calls.into_inner(), 1000);
+            if threads == 1 {
+                let order: Vec<usize> = (0..1000).collect();
+                assert_eq!(started.into_inner().unwrap(), order);
+            }
+        }
+        let panicked = std::panic::catch_unwind(|| {
+            pool(2).install(|| {
+                map_each(64, |i| {
+                    assert!(i != 40, "item 40");
+                    vec![i; 2]
+                })
+            })
+        });
+        assert!(panicked.is_err());
+    }
+
     #[test]
     fn no_items() {
         let got: Vec<u8> = map_largest_first(&[], |_| 0);
+        assert!(got.is_empty());
+        let got: Vec<u8> = map_each(0, |_| 0);
         assert!(got.is_empty());
     }
 }

@@ -22,7 +22,7 @@ use crate::link::inputs::{Inputs, ModSym};
 use crate::link::names::Names;
 use crate::link::resolve::{find_symbol, OutSym, Resolution};
 use crate::link::{analyze, Analysis, DebugPlan, Dwarf, LinkOptions};
-use crate::parallel::map_largest_first;
+use crate::parallel::map_each;
 use crate::source::SourceMap;
 
 /// A substitution: replace the bytes of `span` (possibly empty: an insertion). A
@@ -120,22 +120,13 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
             // Prototypes of every function the module keeps (kernels need none),
             // then the variables, each in chunks; then the definitions, in link
             // order with the module-scope pragmas between them, a part per module.
-            // One loop over all three, started largest first: the chunks of
-            // variables (0.9 ms each on the cross set), of prototypes (0.2 ms),
-            // then the modules by size. Three loops one after the other each
-            // ended with a thread waiting for the other's last chunk
-            // (docs/performance.md).
+            // One loop over all three, each part handed out on its own, in
+            // order, to whichever thread is free: three loops one after the
+            // other each ended with a thread waiting for the other's last chunk
+            // (docs/performance.md). Started largest first instead, the layout
+            // took longer.
             let chunks = (prototype_parts + variable_parts) as usize;
-            let sizes: Vec<u64> = std::iter::repeat_n(u64::MAX - 1, prototype_parts as usize)
-                .chain(std::iter::repeat_n(u64::MAX, variable_parts as usize))
-                .chain(
-                    inputs
-                        .modules
-                        .iter()
-                        .map(|m| inputs.sources.file(m.file).len() as u64),
-                )
-                .collect();
-            let parts = map_largest_first(&sizes, |i| {
+            let parts = map_each(chunks + inputs.modules.len(), |i| {
                 let part = 1 + i as u32;
                 if i < prototype_parts as usize {
                     let outs = &res.outs[i * CHUNK..res.outs.len().min((i + 1) * CHUNK)];

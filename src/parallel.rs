@@ -47,6 +47,37 @@ where
     unsafe { map_started_in(n, |k| k, f) }
 }
 
+/// `f(&mut state, i)` for every `i` in `0..n`, each item handed out on its own, in
+/// index order, to whichever thread is free (as [`map_each`]); each worker makes
+/// its own `state` with `init`. The first error is returned, and no item is
+/// started once an item has failed.
+pub(crate) fn try_for_each<S, E, I, F>(n: usize, init: I, f: F) -> Result<(), E>
+where
+    E: Send,
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, usize) -> Result<(), E> + Sync,
+{
+    let next = AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let workers = rayon::current_num_threads().min(n);
+    (0..workers)
+        .into_par_iter()
+        .with_max_len(1)
+        .try_for_each(|_| {
+            let mut state = init();
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= n || failed.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                if let Err(e) = f(&mut state, k) {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        })
+}
+
 /// `f(i)` for every `i` in `0..n`, the `k`-th item started being `order(k)`.
 ///
 /// # Safety
@@ -283,6 +314,50 @@ mod tests {
             })
         });
         assert!(panicked.is_err());
+    }
+
+    /// `try_for_each`: every item once when none fails, at any thread count; an
+    /// error is returned and stops the items not yet started.
+    #[test]
+    fn try_for_each_visits_each_item_once_or_stops_at_an_error() {
+        for threads in [1, 2, 5] {
+            let seen: Vec<AtomicUsize> = (0..500).map(|_| AtomicUsize::new(0)).collect();
+            let inits = AtomicUsize::new(0);
+            let r: Result<(), ()> = pool(threads).install(|| {
+                try_for_each(
+                    seen.len(),
+                    || inits.fetch_add(1, Ordering::Relaxed),
+                    |_, i| {
+                        seen[i].fetch_add(1, Ordering::Relaxed);
+                        Ok(())
+                    },
+                )
+            });
+            assert_eq!(r, Ok(()));
+            assert!(seen.iter().all(|s| s.load(Ordering::Relaxed) == 1));
+            assert!(inits.into_inner() <= threads);
+            let started = AtomicUsize::new(0);
+            let r = pool(threads).install(|| {
+                try_for_each(
+                    10_000,
+                    || (),
+                    |_, i| {
+                        started.fetch_add(1, Ordering::Relaxed);
+                        if i == 3 {
+                            Err(i)
+                        } else {
+                            Ok(())
+                        }
+                    },
+                )
+            });
+            assert_eq!(r, Err(3), "{threads} threads");
+            // On one thread nothing after the failed item starts (on more, the
+            // others may have taken any number of items before it failed).
+            if threads == 1 {
+                assert_eq!(started.into_inner(), 4);
+            }
+        }
     }
 
     #[test]

@@ -162,9 +162,14 @@ pub(super) fn write_at(rope: &Rope, srcs: &[ModuleText<'_>], mut out: &File) -> 
         }
         Ok(())
     };
-    segments
-        .par_iter()
-        .try_for_each_init(|| Filler::new(rope, srcs), write_segment)?;
+    // Each segment on its own to whichever thread is free: rayon's splitting
+    // handed a thread runs of segments that no other could take over, and the
+    // writing ended with one thread writing its last run alone.
+    crate::parallel::try_for_each(
+        segments.len(),
+        || Filler::new(rope, srcs),
+        |filler, i| write_segment(filler, &segments[i]),
+    )?;
     out.seek(SeekFrom::Start(base + rope.len()))?;
     Ok(())
 }

@@ -5,8 +5,6 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 use crate::diag::{Code, Diagnostic, Report};
 use crate::frontend::Unit;
 use crate::input::archive;
@@ -345,10 +343,8 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
     // and mapping thousands of files is a good part of a link); everything else
     // (archives found with `-l`, FIFOs and devices, already open, and standard
     // input) is read below, in order. Opening never blocks, even on a FIFO.
-    let mut mapped: Vec<Option<Result<_, _>>> = job
-        .inputs
-        .par_iter()
-        .map(|spec| match spec {
+    let mut mapped: Vec<Option<Result<_, _>>> =
+        crate::parallel::map_each(job.inputs.len(), |i| match &job.inputs[i] {
             InputSpec::File(f) if f != Path::new("-") => Some(open_path(f).and_then(|o| {
                 Ok(if o.is_file() {
                     Opening::Read(ReadInput::of(f, read_opened(f, o)?))
@@ -357,8 +353,7 @@ pub(super) fn plan_stamped(job: &Job, stamps: &mut Vec<Stamp>) -> Result<Plan, F
                 })
             })),
             _ => None,
-        })
-        .collect();
+        });
     // Response files were read while parsing the arguments; this is as early as the
     // driver sees them.
     stamps.extend(job.extra_deps.iter().map(|f| Stamp {

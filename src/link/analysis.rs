@@ -6,7 +6,6 @@
 //! Only the header depends on the target, so a link for several `--arch` is one
 //! analysis with one merged header per target.
 
-use rayon::prelude::*;
 
 use super::db::SymbolDb;
 use super::debug::{DebugPlan, Dwarf};
@@ -147,11 +146,9 @@ pub(crate) fn analyze<'a>(
     let (db, abi_findings) = rayon::join(
         || SymbolDb::build(&inputs),
         || -> Vec<Vec<Diagnostic>> {
-            modules
-                .par_iter()
-                .enumerate()
-                .map(|(mi, m)| abi::findings(m, &|| inputs.src(mi as u32)))
-                .collect()
+            crate::parallel::map_each(modules.len(), |mi| {
+                abi::findings(&modules[mi], &|| inputs.src(mi as u32))
+            })
         },
     );
     timings.push(t.stop("symbol table, graph, ABI"));

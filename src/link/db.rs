@@ -193,10 +193,12 @@ impl<'a> SymbolDb<'a> {
         // each reference comes from, and the global symbols with the hashes of their
         // names. What is left in order, the name index and the graph, is built on
         // two threads at once.
-        let (edges, hashed): (Vec<Vec<Edge>>, Vec<Vec<HashedGlobal>>) = inputs
-            .modules
-            .par_iter()
-            .map(|m| (reference_sources(m), hashed_globals(m)))
+        let (edges, hashed): (Vec<Vec<Edge>>, Vec<Vec<HashedGlobal>>) =
+            crate::parallel::map_each(inputs.modules.len(), |mi| {
+                let m = &inputs.modules[mi];
+                (reference_sources(m), hashed_globals(m))
+            })
+            .into_iter()
             .unzip();
         // Each side frees what only it used (a vector per module, on every thread
         // that is free) while the other side still works.

@@ -100,7 +100,6 @@ pub(crate) fn resolve(
     db: &SymbolDb,
     opts: ResolveOptions,
 ) -> Result<Resolution, Vec<Diagnostic>> {
-    use rayon::prelude::*;
     let resolver = || Resolver {
         inputs,
         db,
@@ -108,28 +107,31 @@ pub(crate) fn resolve(
         part: Part::default(),
         entries: Vec::new(),
     };
-    let globals = db.globals.names.par_chunks(GLOBALS_PER_TASK).map(|names| {
+    // Output symbols: the global names in their order, then each module's locals;
+    // each part handed out on its own to whichever thread is free.
+    let names = &db.globals.names;
+    let global_parts = names.len().div_ceil(GLOBALS_PER_TASK);
+    let parts: Vec<Part> = crate::parallel::map_each(global_parts + inputs.modules.len(), |i| {
         let mut r = resolver();
-        for (name, range) in names {
-            r.global(name, db.globals.syms(range));
-        }
-        r.part
-    });
-    let locals = inputs.modules.par_iter().enumerate().map(|(mi, m)| {
-        let mut r = resolver();
-        for (id, _) in m.symbols_with_ids() {
-            if !is_global(m, id) {
-                r.local(ModSym {
-                    module: mi as u32,
-                    id,
-                });
+        if i < global_parts {
+            let chunk = &names[i * GLOBALS_PER_TASK..names.len().min((i + 1) * GLOBALS_PER_TASK)];
+            for (name, range) in chunk {
+                r.global(name, db.globals.syms(range));
+            }
+        } else {
+            let mi = i - global_parts;
+            let m = &inputs.modules[mi];
+            for (id, _) in m.symbols_with_ids() {
+                if !is_global(m, id) {
+                    r.local(ModSym {
+                        module: mi as u32,
+                        id,
+                    });
+                }
             }
         }
         r.part
     });
-    // Output symbols: the global names in their order, then each module's locals.
-    let parts: Vec<Part> = globals.chain(locals).collect();
-    let global_parts = db.globals.names.len().div_ceil(GLOBALS_PER_TASK);
     join_parts(inputs, parts, global_parts)
 }
 

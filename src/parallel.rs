@@ -1,7 +1,14 @@
 //! Parallel loops that keep every thread busy to the end.
 //!
-//! Work items of very different sizes are started largest first. A parallel loop
-//! over items in their own order ends with whatever item came last: when that is
+//! Each item is handed out on its own: one worker per thread takes the next item
+//! from a shared counter until none is left. Rayon's splitting of a range hands
+//! each thread a run of items that no other thread can take over once started, and
+//! a loop then ended with one thread finishing its run alone (docs/performance.md,
+//! "Loops that end together").
+//!
+//! Items of very different sizes can also start largest first
+//! ([`map_largest_first`], parsing's files). A loop over items in their own order
+//! ends with whatever item came last: when that is
 //! a large one (the 846 KB libdevice module that closes every replica of the cross
 //! sets, 2 ms to parse), one thread works on it alone while the others wait.
 //! Started largest first, the items left at the end are the smallest, and the
@@ -76,6 +83,12 @@ where
                 }
             }
         })
+}
+
+/// Chunk `i` of `items` cut into chunks of `size` (the last may be shorter): the
+/// items of a task of a loop over chunks ([`map_each`]).
+pub(crate) fn nth_chunk<T>(items: &[T], size: usize, i: usize) -> &[T] {
+    &items[i * size..items.len().min((i + 1) * size)]
 }
 
 /// `f(i)` for every `i` in `0..n`, the `k`-th item started being `order(k)`.

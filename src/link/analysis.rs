@@ -6,7 +6,6 @@
 //! Only the header depends on the target, so a link for several `--arch` is one
 //! analysis with one merged header per target.
 
-
 use super::db::SymbolDb;
 use super::debug::{DebugPlan, Dwarf};
 use super::gc::{self, GcOptions, Live};

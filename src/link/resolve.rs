@@ -114,8 +114,7 @@ pub(crate) fn resolve(
     let parts: Vec<Part> = crate::parallel::map_each(global_parts + inputs.modules.len(), |i| {
         let mut r = resolver();
         if i < global_parts {
-            let chunk = &names[i * GLOBALS_PER_TASK..names.len().min((i + 1) * GLOBALS_PER_TASK)];
-            for (name, range) in chunk {
+            for (name, range) in crate::parallel::nth_chunk(names, GLOBALS_PER_TASK, i) {
                 r.global(name, db.globals.syms(range));
             }
         } else {

@@ -22,7 +22,7 @@ use crate::link::inputs::{Inputs, ModSym};
 use crate::link::names::Names;
 use crate::link::resolve::{find_symbol, OutSym, Resolution};
 use crate::link::{analyze, Analysis, DebugPlan, Dwarf, LinkOptions};
-use crate::parallel::map_each;
+use crate::parallel::{map_each, nth_chunk};
 use crate::source::SourceMap;
 
 /// A substitution: replace the bytes of `span` (possibly empty: an insertion). A
@@ -129,11 +129,11 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
             let parts = map_each(chunks + inputs.modules.len(), |i| {
                 let part = 1 + i as u32;
                 if i < prototype_parts as usize {
-                    let outs = &res.outs[i * CHUNK..res.outs.len().min((i + 1) * CHUNK)];
+                    let outs = nth_chunk(&res.outs, CHUNK, i);
                     w.prototypes(part, i * CHUNK, outs, &keep)
                 } else if i < chunks {
                     let vi = i - prototype_parts as usize;
-                    let os = &var_order[vi * CHUNK..var_order.len().min((vi + 1) * CHUNK)];
+                    let os = nth_chunk(var_order, CHUNK, vi);
                     let mut rope = Rope::part(part);
                     for &o in os {
                         variable(&mut rope, inputs, res, edits, o as usize);

@@ -18,7 +18,7 @@
 //! Thousands of small allocations (a vector per module) are freed on every thread
 //! rather than one after the other on the thread that drops their owner.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -56,8 +56,8 @@ where
 
 /// `f(&mut state, i)` for every `i` in `0..n`, each item handed out on its own, in
 /// index order, to whichever thread is free (as [`map_each`]); each worker makes
-/// its own `state` with `init`. The first error is returned, and no item is
-/// started once an item has failed.
+/// its own `state` with `init`. The first error is returned, and no thread starts
+/// another item once it has seen an item fail.
 pub(crate) fn try_for_each<S, E, I, F>(n: usize, init: I, f: F) -> Result<(), E>
 where
     E: Send,
@@ -65,7 +65,7 @@ where
     F: Fn(&mut S, usize) -> Result<(), E> + Sync,
 {
     let next = AtomicUsize::new(0);
-    let failed = std::sync::atomic::AtomicBool::new(false);
+    let failed = AtomicBool::new(false);
     let workers = rayon::current_num_threads().min(n);
     (0..workers)
         .into_par_iter()

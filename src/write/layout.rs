@@ -126,7 +126,7 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
             // (docs/performance.md). Started largest first instead, the layout
             // took longer.
             let chunks = (prototype_parts + variable_parts) as usize;
-            let parts = map_each(chunks + inputs.modules.len(), |i| {
+            map_each(chunks + inputs.modules.len(), |i| {
                 let part = 1 + i as u32;
                 if i < prototype_parts as usize {
                     let outs = nth_chunk(&res.outs, CHUNK, i);
@@ -143,8 +143,7 @@ pub(crate) fn layout(a: &Analysis, target: usize) -> Rope {
                     let mi = i - chunks;
                     w.definitions(part, mi as u32, &inputs.modules[mi], &keep)
                 }
-            });
-            parts
+            })
         },
     );
     // Each part keeps its piece array (`Rope::append_all`).

@@ -66,6 +66,12 @@ where
 {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
+    // One worker per thread, each taking the next item until none is left, so the
+    // items start in index order on whichever thread is free. (One call per item
+    // over a range would not do: rayon hands each thread a run of calls that no
+    // other thread can take over, and the thread left with calls at the end would
+    // do the last items alone.) Nested parallel work inside `f` is stolen as
+    // usual, by the workers that found no item left.
     let workers = rayon::current_num_threads().min(n);
     (0..workers)
         .into_par_iter()
@@ -102,32 +108,25 @@ where
     F: Fn(usize) -> T + Sync,
     O: Fn(usize) -> usize + Sync,
 {
-    let next = AtomicUsize::new(0);
     let mut results: Vec<T> = Vec::with_capacity(n);
     let places = Places(results.spare_capacity_mut().as_mut_ptr());
-    // One worker per thread, each taking the next item of `order` until none is
-    // left, so the items start in that order on whichever thread is free. (One
-    // call per item over a range would not do: rayon hands each thread a run of
-    // calls that no other thread can take over, and the thread left with calls
-    // at the end would map the last items alone.) Nested parallel work inside `f`
-    // is stolen as usual, by the workers that found no item left.
-    let workers = rayon::current_num_threads().min(n);
-    (0..workers)
-        .into_par_iter()
-        .with_max_len(1)
-        .for_each(|_| loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            if k >= n {
-                break;
-            }
+    // The items are handed out as `try_for_each` hands them out, the `k`-th being
+    // item `order(k)`; none fails.
+    let all: Result<(), std::convert::Infallible> = try_for_each(
+        n,
+        || (),
+        |(), k| {
             let i = order(k);
             let value = f(i);
-            // SAFETY: `order` takes each of `0..n` once (the caller's promise)
-            // and each `k` is taken once (`fetch_add`), so place `i`, within the
-            // vector's capacity, is written once, by this thread alone, and read
-            // by none until the loop has ended.
+            // SAFETY: `order` takes each of `0..n` once (the caller's promise) and
+            // each `k` is handed out once, so place `i`, within the vector's
+            // capacity, is written once, by this thread alone, and read by none
+            // until the loop has ended.
             unsafe { places.write(i, value) };
-        });
+            Ok(())
+        },
+    );
+    let Ok(()) = all;
     // SAFETY: the loop ended with every `k` taken and its item written, so the
     // first `n` places hold values. (Should `f` panic, the panic leaves before this
     // line: the values written are leaked, never read.)

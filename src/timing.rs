@@ -179,11 +179,22 @@ mod tests {
         });
         let clock = rx.recv().unwrap();
         let before = clock_time(clock);
-        std::thread::sleep(Duration::from_millis(40));
-        let spun = clock_time(clock).saturating_sub(before);
+        // Read while it spins, until it shows 20 ms of spinning: on a machine
+        // busy with other tests the spinner gets only a share of a core, so a
+        // fixed sleep proves nothing about the clock (it read 19.97 ms after a
+        // 40 ms sleep in one full test run on two cores).
+        let waited = Instant::now();
+        let mut spun = Duration::ZERO;
+        while spun < Duration::from_millis(20) && waited.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+            spun = clock_time(clock).saturating_sub(before);
+        }
         stop_tx.send(()).unwrap();
         spinner.join().unwrap();
-        // At least half the sleep, allowing for a machine that ran something else.
-        assert!(spun >= Duration::from_millis(20), "{spun:?}");
+        assert!(
+            spun >= Duration::from_millis(20),
+            "{spun:?} in {:?}",
+            waited.elapsed()
+        );
     }
 }
